@@ -1,0 +1,937 @@
+//! The agent card (published at `/.well-known/agent-card.json`) and its parts, including the
+//! security schemes.
+
+use crate::message::Metadata;
+use crate::serde_util::{empty_as_none, is_false, null_as_default};
+use serde::de::Deserializer;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The protocol binding name of JSON-RPC 2.0 over HTTP.
+pub const BINDING_JSONRPC: &str = "JSONRPC";
+/// The protocol binding name of the HTTP+JSON (REST) binding.
+pub const BINDING_HTTP_JSON: &str = "HTTP+JSON";
+/// The protocol binding name of gRPC.
+pub const BINDING_GRPC: &str = "GRPC";
+/// The protocol version this crate implements.
+pub const PROTOCOL_VERSION: &str = "1.0";
+/// The older protocol version this crate translates to and from.
+pub const PROTOCOL_VERSION_V03: &str = "0.3";
+
+/// A self-describing manifest of an agent: who it is, where and how to reach it, what it can do.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCard {
+    /// Human-readable name. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub name: String,
+    /// What the agent does. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub description: String,
+    /// Where and how to reach the agent, in order of preference. REQUIRED.
+    #[serde(
+        default,
+        alias = "supported_interfaces",
+        deserialize_with = "null_as_default"
+    )]
+    pub supported_interfaces: Vec<AgentInterface>,
+    /// The organization behind the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<AgentProvider>,
+    /// The agent's own version (not the protocol's). REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub version: String,
+    /// Documentation for the agent.
+    #[serde(
+        default,
+        alias = "documentation_url",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub documentation_url: Option<String>,
+    /// Optional protocol features the agent supports. REQUIRED (may be `{}`).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub capabilities: AgentCapabilities,
+    /// Security schemes by name.
+    #[serde(
+        default,
+        alias = "security_schemes",
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub security_schemes: BTreeMap<String, SecurityScheme>,
+    /// Alternatives (OR) of scheme sets (AND) a caller must satisfy.
+    #[serde(
+        default,
+        alias = "security_requirements",
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub security_requirements: Vec<SecurityRequirement>,
+    /// Media types the agent accepts by default. REQUIRED.
+    #[serde(
+        default,
+        alias = "default_input_modes",
+        deserialize_with = "null_as_default"
+    )]
+    pub default_input_modes: Vec<String>,
+    /// Media types the agent produces by default. REQUIRED.
+    #[serde(
+        default,
+        alias = "default_output_modes",
+        deserialize_with = "null_as_default"
+    )]
+    pub default_output_modes: Vec<String>,
+    /// What the agent can do. REQUIRED (may be empty).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub skills: Vec<AgentSkill>,
+    /// JWS signatures of the card.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub signatures: Vec<AgentCardSignature>,
+    /// An icon for the agent.
+    #[serde(default, alias = "icon_url", skip_serializing_if = "Option::is_none")]
+    pub icon_url: Option<String>,
+}
+
+impl AgentCard {
+    /// Starts building a card: `AgentCard::builder("Echo", "Repeats what you say")`.
+    pub fn builder(name: impl Into<String>, description: impl Into<String>) -> AgentCardBuilder {
+        AgentCardBuilder {
+            card: AgentCard {
+                name: name.into(),
+                description: description.into(),
+                version: "0.1.0".to_owned(),
+                default_input_modes: vec!["text/plain".to_owned()],
+                default_output_modes: vec!["text/plain".to_owned()],
+                ..AgentCard::default()
+            },
+        }
+    }
+
+    /// The first interface of the given binding and protocol version.
+    pub fn interface(&self, binding: &str, protocol_version: &str) -> Option<&AgentInterface> {
+        self.supported_interfaces
+            .iter()
+            .find(|i| i.protocol_binding == binding && i.protocol_version == protocol_version)
+    }
+
+    /// Finds a skill by id.
+    pub fn skill(&self, id: &str) -> Option<&AgentSkill> {
+        self.skills.iter().find(|s| s.id == id)
+    }
+}
+
+/// Builds an [`AgentCard`] with sensible defaults (version `0.1.0`, `text/plain` in and out).
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct AgentCardBuilder {
+    card: AgentCard,
+}
+
+impl AgentCardBuilder {
+    /// The agent's own version.
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.card.version = version.into();
+        self
+    }
+
+    /// Adds an interface (binding + URL), protocol version 1.0.
+    pub fn interface(mut self, binding: impl Into<String>, url: impl Into<String>) -> Self {
+        self.card
+            .supported_interfaces
+            .push(AgentInterface::new(binding, url));
+        self
+    }
+
+    /// The organization behind the agent.
+    pub fn provider(mut self, organization: impl Into<String>, url: impl Into<String>) -> Self {
+        self.card.provider = Some(AgentProvider {
+            organization: organization.into(),
+            url: url.into(),
+        });
+        self
+    }
+
+    /// Documentation URL.
+    pub fn documentation_url(mut self, url: impl Into<String>) -> Self {
+        self.card.documentation_url = Some(url.into());
+        self
+    }
+
+    /// Icon URL.
+    pub fn icon_url(mut self, url: impl Into<String>) -> Self {
+        self.card.icon_url = Some(url.into());
+        self
+    }
+
+    /// Declares streaming support.
+    pub fn streaming(mut self, on: bool) -> Self {
+        self.card.capabilities.streaming = Some(on);
+        self
+    }
+
+    /// Declares push-notification support.
+    pub fn push_notifications(mut self, on: bool) -> Self {
+        self.card.capabilities.push_notifications = Some(on);
+        self
+    }
+
+    /// Declares an extended agent card for authenticated callers.
+    pub fn extended_agent_card(mut self, on: bool) -> Self {
+        self.card.capabilities.extended_agent_card = Some(on);
+        self
+    }
+
+    /// Declares a supported extension.
+    pub fn extension(mut self, extension: AgentExtension) -> Self {
+        self.card.capabilities.extensions.push(extension);
+        self
+    }
+
+    /// Adds a skill.
+    pub fn skill(mut self, skill: AgentSkill) -> Self {
+        self.card.skills.push(skill);
+        self
+    }
+
+    /// Replaces the default input media types.
+    pub fn input_modes(mut self, modes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.card.default_input_modes = modes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Replaces the default output media types.
+    pub fn output_modes(mut self, modes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.card.default_output_modes = modes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Adds a named security scheme.
+    pub fn security_scheme(mut self, name: impl Into<String>, scheme: SecurityScheme) -> Self {
+        self.card.security_schemes.insert(name.into(), scheme);
+        self
+    }
+
+    /// Adds a security requirement (one alternative).
+    pub fn security_requirement(mut self, requirement: SecurityRequirement) -> Self {
+        self.card.security_requirements.push(requirement);
+        self
+    }
+
+    /// The card.
+    pub fn build(self) -> AgentCard {
+        self.card
+    }
+}
+
+/// One way to reach the agent: a URL, a protocol binding and a protocol version.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInterface {
+    /// Absolute URL (for gRPC `host:port`). REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub url: String,
+    /// `JSONRPC`, `GRPC`, `HTTP+JSON`, or a URI for a custom binding. REQUIRED.
+    #[serde(
+        default,
+        alias = "protocol_binding",
+        deserialize_with = "null_as_default"
+    )]
+    pub protocol_binding: String,
+    /// An opaque routing value that clients copy into every request to this interface.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tenant: Option<String>,
+    /// `Major.Minor`, e.g. `1.0`. REQUIRED.
+    #[serde(
+        default,
+        alias = "protocol_version",
+        deserialize_with = "null_as_default"
+    )]
+    pub protocol_version: String,
+}
+
+impl AgentInterface {
+    /// An interface of protocol version 1.0.
+    pub fn new(binding: impl Into<String>, url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            protocol_binding: binding.into(),
+            tenant: None,
+            protocol_version: PROTOCOL_VERSION.to_owned(),
+        }
+    }
+
+    /// Sets the protocol version.
+    #[must_use]
+    pub fn with_protocol_version(mut self, version: impl Into<String>) -> Self {
+        self.protocol_version = version.into();
+        self
+    }
+
+    /// Sets the tenant.
+    #[must_use]
+    pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+}
+
+/// The organization behind an agent.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentProvider {
+    /// The organization's URL. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub url: String,
+    /// The organization's name. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub organization: String,
+}
+
+/// Optional protocol features an agent supports. Unset means "no".
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCapabilities {
+    /// SendStreamingMessage and SubscribeToTask are available.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<bool>,
+    /// The push-notification operations are available.
+    #[serde(
+        default,
+        alias = "push_notifications",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub push_notifications: Option<bool>,
+    /// Protocol extensions the agent supports.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub extensions: Vec<AgentExtension>,
+    /// GetExtendedAgentCard is available to authenticated callers.
+    #[serde(
+        default,
+        alias = "extended_agent_card",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub extended_agent_card: Option<bool>,
+}
+
+impl AgentCapabilities {
+    /// Whether streaming is declared.
+    pub fn streaming(&self) -> bool {
+        self.streaming == Some(true)
+    }
+
+    /// Whether push notifications are declared.
+    pub fn push_notifications(&self) -> bool {
+        self.push_notifications == Some(true)
+    }
+
+    /// Whether the extended agent card is declared.
+    pub fn extended_agent_card(&self) -> bool {
+        self.extended_agent_card == Some(true)
+    }
+}
+
+/// A protocol extension an agent supports.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentExtension {
+    /// The extension's URI (it carries its version).
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub uri: Option<String>,
+    /// What the extension is for.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<String>,
+    /// Clients must request this extension (`A2A-Extensions`) to talk to the agent.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub required: bool,
+    /// Extension-specific configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Metadata>,
+}
+
+impl AgentExtension {
+    /// An extension with the given URI.
+    pub fn new(uri: impl Into<String>) -> Self {
+        Self {
+            uri: Some(uri.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Marks the extension required.
+    #[must_use]
+    pub fn with_required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+}
+
+/// A capability of an agent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSkill {
+    /// Unique id. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub id: String,
+    /// Human-readable name. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub name: String,
+    /// What the skill does. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub description: String,
+    /// Keywords. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub tags: Vec<String>,
+    /// Example prompts.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub examples: Vec<String>,
+    /// Media types accepted (overrides the card's defaults).
+    #[serde(
+        default,
+        alias = "input_modes",
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub input_modes: Vec<String>,
+    /// Media types produced (overrides the card's defaults).
+    #[serde(
+        default,
+        alias = "output_modes",
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub output_modes: Vec<String>,
+    /// Security requirements of this skill.
+    #[serde(
+        default,
+        alias = "security_requirements",
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub security_requirements: Vec<SecurityRequirement>,
+}
+
+impl AgentSkill {
+    /// A skill with id, name and description, and no tags.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            description: description.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Adds tags.
+    #[must_use]
+    pub fn with_tags(mut self, tags: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.tags.extend(tags.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds examples.
+    #[must_use]
+    pub fn with_examples(mut self, examples: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.examples.extend(examples.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets the input media types.
+    #[must_use]
+    pub fn with_input_modes(mut self, modes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.input_modes = modes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the output media types.
+    #[must_use]
+    pub fn with_output_modes(mut self, modes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.output_modes = modes.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+/// A JWS signature of the card (RFC 7515, detached payload).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentCardSignature {
+    /// Base64url of the protected header JSON. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub protected: String,
+    /// Base64url of the signature. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub signature: String,
+    /// The unprotected header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<Metadata>,
+}
+
+/// One alternative of the card's security requirements: every named scheme (with its scopes)
+/// must be satisfied.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecurityRequirement {
+    /// Scheme name → required scopes.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub schemes: BTreeMap<String, StringList>,
+}
+
+impl SecurityRequirement {
+    /// A requirement of one scheme with the given scopes.
+    pub fn scheme(
+        name: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let mut schemes = BTreeMap::new();
+        schemes.insert(name.into(), StringList::new(scopes));
+        Self { schemes }
+    }
+}
+
+/// A list of strings, `{"list": [...]}` on the wire. The bare-array form `[...]` (a2a-go) is
+/// accepted on input.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StringList {
+    /// The strings.
+    pub list: Vec<String>,
+}
+
+impl StringList {
+    /// A list of the given strings.
+    pub fn new(items: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        Self {
+            list: items.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StringList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Bare(Vec<String>),
+            Wrapped {
+                #[serde(default, deserialize_with = "null_as_default")]
+                list: Vec<String>,
+            },
+        }
+        Ok(match Form::deserialize(d)? {
+            Form::Bare(list) | Form::Wrapped { list } => StringList { list },
+        })
+    }
+}
+
+/// A security scheme (a oneof: exactly one member key on the wire). On input, extra keys are
+/// ignored (so hybrid v1.0/v0.3 cards parse), and a v0.3 OpenAPI-style scheme
+/// (`{"type": "apiKey", …}`) is translated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", remote = "SecurityScheme")]
+pub enum SecurityScheme {
+    /// `{"apiKeySecurityScheme": …}`
+    #[serde(alias = "api_key_security_scheme")]
+    ApiKeySecurityScheme(ApiKeySecurityScheme),
+    /// `{"httpAuthSecurityScheme": …}`
+    #[serde(alias = "http_auth_security_scheme")]
+    HttpAuthSecurityScheme(HttpAuthSecurityScheme),
+    /// `{"oauth2SecurityScheme": …}`
+    #[serde(alias = "oauth2_security_scheme")]
+    Oauth2SecurityScheme(OAuth2SecurityScheme),
+    /// `{"openIdConnectSecurityScheme": …}`
+    #[serde(alias = "open_id_connect_security_scheme")]
+    OpenIdConnectSecurityScheme(OpenIdConnectSecurityScheme),
+    /// `{"mtlsSecurityScheme": …}`
+    #[serde(alias = "mtls_security_scheme")]
+    MtlsSecurityScheme(MutualTlsSecurityScheme),
+}
+
+impl SecurityScheme {
+    /// An HTTP bearer-token scheme.
+    pub fn bearer() -> Self {
+        SecurityScheme::HttpAuthSecurityScheme(HttpAuthSecurityScheme {
+            description: None,
+            scheme: "Bearer".to_owned(),
+            bearer_format: None,
+        })
+    }
+
+    /// An API key in a header (`location` = `header`).
+    pub fn api_key_header(name: impl Into<String>) -> Self {
+        SecurityScheme::ApiKeySecurityScheme(ApiKeySecurityScheme {
+            description: None,
+            location: "header".to_owned(),
+            name: name.into(),
+        })
+    }
+}
+
+/// An API key sent in a query parameter, header or cookie.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiKeySecurityScheme {
+    /// Description.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<String>,
+    /// `query`, `header` or `cookie`. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub location: String,
+    /// The parameter, header or cookie name. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub name: String,
+}
+
+/// HTTP authentication (RFC 7235), e.g. `Bearer` or `Basic`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpAuthSecurityScheme {
+    /// Description.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<String>,
+    /// The scheme name (`Bearer`, `Basic`, …). REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub scheme: String,
+    /// A hint of the bearer token's format (e.g. `JWT`).
+    #[serde(
+        default,
+        alias = "bearer_format",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub bearer_format: Option<String>,
+}
+
+/// OAuth 2.0.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuth2SecurityScheme {
+    /// Description.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<String>,
+    /// The flow. REQUIRED.
+    pub flows: OAuthFlows,
+    /// RFC 8414 authorization-server metadata URL.
+    #[serde(
+        default,
+        alias = "oauth2_metadata_url",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub oauth2_metadata_url: Option<String>,
+}
+
+/// OpenID Connect.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenIdConnectSecurityScheme {
+    /// Description.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<String>,
+    /// The OpenID Connect discovery URL. REQUIRED.
+    #[serde(
+        default,
+        alias = "open_id_connect_url",
+        deserialize_with = "null_as_default"
+    )]
+    pub open_id_connect_url: String,
+}
+
+/// Mutual TLS.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MutualTlsSecurityScheme {
+    /// Description.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<String>,
+}
+
+/// The OAuth 2.0 flow of a scheme (a oneof: one flow per scheme object). On input, an object
+/// with several flows (v0.3) is read as its first known flow.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", remote = "OAuthFlows")]
+pub enum OAuthFlows {
+    /// Authorization code flow.
+    #[serde(alias = "authorization_code")]
+    AuthorizationCode(AuthorizationCodeOAuthFlow),
+    /// Client credentials flow.
+    #[serde(alias = "client_credentials")]
+    ClientCredentials(ClientCredentialsOAuthFlow),
+    /// Implicit flow (deprecated).
+    Implicit(ImplicitOAuthFlow),
+    /// Password flow (deprecated).
+    Password(PasswordOAuthFlow),
+    /// Device code flow (RFC 8628).
+    #[serde(alias = "device_code")]
+    DeviceCode(DeviceCodeOAuthFlow),
+}
+
+/// Scope name → description.
+pub type Scopes = BTreeMap<String, String>;
+
+/// The OAuth 2.0 authorization code flow.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorizationCodeOAuthFlow {
+    /// REQUIRED.
+    #[serde(
+        default,
+        alias = "authorization_url",
+        deserialize_with = "null_as_default"
+    )]
+    pub authorization_url: String,
+    /// REQUIRED.
+    #[serde(default, alias = "token_url", deserialize_with = "null_as_default")]
+    pub token_url: String,
+    /// Refresh URL.
+    #[serde(
+        default,
+        alias = "refresh_url",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub refresh_url: Option<String>,
+    /// REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub scopes: Scopes,
+    /// PKCE is required.
+    #[serde(default, alias = "pkce_required", skip_serializing_if = "is_false")]
+    pub pkce_required: bool,
+}
+
+/// The OAuth 2.0 client credentials flow.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientCredentialsOAuthFlow {
+    /// REQUIRED.
+    #[serde(default, alias = "token_url", deserialize_with = "null_as_default")]
+    pub token_url: String,
+    /// Refresh URL.
+    #[serde(
+        default,
+        alias = "refresh_url",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub refresh_url: Option<String>,
+    /// REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub scopes: Scopes,
+}
+
+/// The OAuth 2.0 implicit flow (deprecated).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImplicitOAuthFlow {
+    /// Authorization URL.
+    #[serde(
+        default,
+        alias = "authorization_url",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub authorization_url: Option<String>,
+    /// Refresh URL.
+    #[serde(
+        default,
+        alias = "refresh_url",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub refresh_url: Option<String>,
+    /// Scopes.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub scopes: Scopes,
+}
+
+/// The OAuth 2.0 resource-owner password flow (deprecated).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PasswordOAuthFlow {
+    /// Token URL.
+    #[serde(
+        default,
+        alias = "token_url",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub token_url: Option<String>,
+    /// Refresh URL.
+    #[serde(
+        default,
+        alias = "refresh_url",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub refresh_url: Option<String>,
+    /// Scopes.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub scopes: Scopes,
+}
+
+/// The OAuth 2.0 device authorization flow (RFC 8628).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceCodeOAuthFlow {
+    /// REQUIRED.
+    #[serde(
+        default,
+        alias = "device_authorization_url",
+        deserialize_with = "null_as_default"
+    )]
+    pub device_authorization_url: String,
+    /// REQUIRED.
+    #[serde(default, alias = "token_url", deserialize_with = "null_as_default")]
+    pub token_url: String,
+    /// Refresh URL.
+    #[serde(
+        default,
+        alias = "refresh_url",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub refresh_url: Option<String>,
+    /// REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub scopes: Scopes,
+}
+
+/// Reads a oneof object that may carry extra keys: the first key that `T`'s derived
+/// deserializer accepts as a variant wins.
+fn first_member<'de, D, T>(
+    d: D,
+    keys: &[&str],
+    fallback: impl FnOnce(&Map<String, Value>) -> Option<T>,
+    derived: impl Fn(Value) -> Result<T, serde_json::Error>,
+    what: &str,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    use serde::de::Error as _;
+    let map = Map::<String, Value>::deserialize(d)?;
+    for key in keys {
+        if let Some(inner) = map.get(*key) {
+            let mut one = Map::new();
+            one.insert((*key).to_owned(), inner.clone());
+            return derived(Value::Object(one)).map_err(D::Error::custom);
+        }
+    }
+    fallback(&map).ok_or_else(|| {
+        D::Error::custom(format!(
+            "{what} must have one of the keys {}",
+            keys.join(", ")
+        ))
+    })
+}
+
+impl Serialize for SecurityScheme {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        SecurityScheme::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for SecurityScheme {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        first_member(
+            d,
+            &[
+                "apiKeySecurityScheme",
+                "api_key_security_scheme",
+                "httpAuthSecurityScheme",
+                "http_auth_security_scheme",
+                "oauth2SecurityScheme",
+                "oauth2_security_scheme",
+                "openIdConnectSecurityScheme",
+                "open_id_connect_security_scheme",
+                "mtlsSecurityScheme",
+                "mtls_security_scheme",
+            ],
+            |m| crate::v03::decode_scheme(&Value::Object(m.clone())),
+            SecurityScheme::deserialize,
+            "a security scheme",
+        )
+    }
+}
+
+impl Serialize for OAuthFlows {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        OAuthFlows::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for OAuthFlows {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        first_member(
+            d,
+            &[
+                "authorizationCode",
+                "authorization_code",
+                "clientCredentials",
+                "client_credentials",
+                "deviceCode",
+                "device_code",
+                "implicit",
+                "password",
+            ],
+            |_| None,
+            OAuthFlows::deserialize,
+            "OAuth flows",
+        )
+    }
+}

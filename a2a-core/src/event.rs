@@ -1,0 +1,114 @@
+//! Streaming events and the response wrappers (`StreamResponse`, `SendMessageResponse`).
+
+use crate::ids::{ContextId, TaskId};
+use crate::message::{Message, Metadata};
+use crate::serde_util::{is_false, null_as_default};
+use crate::task::{Artifact, Task, TaskState, TaskStatus};
+use serde::{Deserialize, Serialize};
+
+/// A change of a task's status.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatusUpdateEvent {
+    /// The task. REQUIRED.
+    #[serde(default, alias = "task_id", deserialize_with = "null_as_default")]
+    pub task_id: TaskId,
+    /// The task's context. REQUIRED.
+    #[serde(default, alias = "context_id", deserialize_with = "null_as_default")]
+    pub context_id: ContextId,
+    /// The new status. REQUIRED.
+    pub status: TaskStatus,
+    /// Extension data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// A new or updated artifact of a task (whole, or one chunk of it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskArtifactUpdateEvent {
+    /// The task. REQUIRED.
+    #[serde(default, alias = "task_id", deserialize_with = "null_as_default")]
+    pub task_id: TaskId,
+    /// The task's context. REQUIRED.
+    #[serde(default, alias = "context_id", deserialize_with = "null_as_default")]
+    pub context_id: ContextId,
+    /// The artifact, or the chunk of it. REQUIRED.
+    pub artifact: Artifact,
+    /// `true`: add these parts to the artifact with the same id; `false`: (re)start it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub append: bool,
+    /// `true`: this is the artifact's last chunk.
+    #[serde(default, alias = "last_chunk", skip_serializing_if = "is_false")]
+    pub last_chunk: bool,
+    /// Extension data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// The result of `SendMessage`: a task, or a direct message reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SendMessageResponse {
+    /// `{"task": …}`
+    Task(Task),
+    /// `{"message": …}`
+    Message(Message),
+}
+
+/// One event of a stream (`SendStreamingMessage`, `SubscribeToTask`) or one push notification.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StreamResponse {
+    /// `{"task": …}`: a task snapshot (always the first event of a task stream).
+    Task(Task),
+    /// `{"message": …}`: a message.
+    Message(Message),
+    /// `{"statusUpdate": …}`
+    #[serde(alias = "status_update")]
+    StatusUpdate(TaskStatusUpdateEvent),
+    /// `{"artifactUpdate": …}`
+    #[serde(alias = "artifact_update")]
+    ArtifactUpdate(TaskArtifactUpdateEvent),
+}
+
+impl StreamResponse {
+    /// The task this event is about, if any.
+    pub fn task_id(&self) -> Option<&TaskId> {
+        match self {
+            StreamResponse::Task(t) => Some(&t.id),
+            StreamResponse::Message(m) => m.task_id.as_ref(),
+            StreamResponse::StatusUpdate(e) => Some(&e.task_id),
+            StreamResponse::ArtifactUpdate(e) => Some(&e.task_id),
+        }
+    }
+
+    /// The task state this event announces (a task snapshot or a status update).
+    pub fn state(&self) -> Option<&TaskState> {
+        match self {
+            StreamResponse::Task(t) => Some(&t.status.state),
+            StreamResponse::StatusUpdate(e) => Some(&e.status.state),
+            _ => None,
+        }
+    }
+
+    /// Whether a stream ends after this event: a message-only reply, or a terminal or
+    /// interrupted state.
+    pub fn ends_stream(&self) -> bool {
+        match self {
+            StreamResponse::Message(m) => m.task_id.is_none(),
+            _ => self
+                .state()
+                .is_some_and(|s| s.is_terminal() || s.is_interrupted()),
+        }
+    }
+}
+
+impl From<SendMessageResponse> for StreamResponse {
+    fn from(r: SendMessageResponse) -> Self {
+        match r {
+            SendMessageResponse::Task(t) => StreamResponse::Task(t),
+            SendMessageResponse::Message(m) => StreamResponse::Message(m),
+        }
+    }
+}

@@ -1,0 +1,606 @@
+//! The request and response type of each operation, the push-notification config, and the
+//! [`Method`] names.
+
+use crate::agent_card::AgentCard;
+use crate::event::{SendMessageResponse, StreamResponse};
+use crate::ids::{ContextId, TaskId};
+use crate::message::{Message, Metadata};
+use crate::serde_util::{empty_as_none, int32, is_false, null_as_default, opt_int32};
+use crate::task::{Task, TaskState};
+use crate::time::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// The default `ListTasks` page size.
+pub const DEFAULT_PAGE_SIZE: i32 = 50;
+/// The largest `ListTasks` page size.
+pub const MAX_PAGE_SIZE: i32 = 100;
+
+/// `SendMessage` / `SendStreamingMessage` parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageRequest {
+    /// Tenant routing value.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tenant: Option<String>,
+    /// The message. REQUIRED.
+    pub message: Message,
+    /// How to handle the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<SendMessageConfiguration>,
+    /// Extension data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl SendMessageRequest {
+    /// A request sending `message` with default configuration (blocking).
+    pub fn new(message: Message) -> Self {
+        Self {
+            tenant: None,
+            message,
+            configuration: None,
+            metadata: None,
+        }
+    }
+
+    /// Returns as soon as the task exists instead of waiting for it to finish.
+    #[must_use]
+    pub fn with_return_immediately(mut self, on: bool) -> Self {
+        self.configuration
+            .get_or_insert_with(Default::default)
+            .return_immediately = on;
+        self
+    }
+
+    /// Limits the history in the returned task.
+    #[must_use]
+    pub fn with_history_length(mut self, n: i32) -> Self {
+        self.configuration
+            .get_or_insert_with(Default::default)
+            .history_length = Some(n);
+        self
+    }
+
+    /// Sets the tenant.
+    #[must_use]
+    pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+
+    /// Whether the client asked not to wait for the task to finish.
+    pub fn return_immediately(&self) -> bool {
+        self.configuration
+            .as_ref()
+            .is_some_and(|c| c.return_immediately)
+    }
+
+    /// The requested history length.
+    pub fn history_length(&self) -> Option<i32> {
+        self.configuration.as_ref().and_then(|c| c.history_length)
+    }
+}
+
+/// Options of a `SendMessage` request.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageConfiguration {
+    /// Media types the client can consume.
+    #[serde(
+        default,
+        alias = "accepted_output_modes",
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub accepted_output_modes: Vec<String>,
+    /// A webhook to register for the new task.
+    #[serde(
+        default,
+        alias = "task_push_notification_config",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub task_push_notification_config: Option<TaskPushNotificationConfig>,
+    /// At most this many recent messages in the returned task's history (0: none).
+    #[serde(
+        default,
+        alias = "history_length",
+        deserialize_with = "opt_int32",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub history_length: Option<i32>,
+    /// Return as soon as the task exists (default: wait for a terminal or interrupted state).
+    #[serde(
+        default,
+        alias = "return_immediately",
+        skip_serializing_if = "is_false"
+    )]
+    pub return_immediately: bool,
+}
+
+/// `GetTask` parameters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetTaskRequest {
+    /// Tenant routing value.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tenant: Option<String>,
+    /// The task id. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub id: TaskId,
+    /// At most this many recent history messages (0: none).
+    #[serde(
+        default,
+        alias = "history_length",
+        deserialize_with = "opt_int32",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub history_length: Option<i32>,
+}
+
+impl GetTaskRequest {
+    /// A request for the task `id`.
+    pub fn new(id: impl Into<TaskId>) -> Self {
+        Self {
+            id: id.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// `ListTasks` parameters (all filters optional).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTasksRequest {
+    /// Tenant routing value.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tenant: Option<String>,
+    /// Only tasks of this context.
+    #[serde(
+        default,
+        alias = "context_id",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub context_id: Option<ContextId>,
+    /// Only tasks in this state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<TaskState>,
+    /// Page size, 1..=100 (default 50).
+    #[serde(
+        default,
+        alias = "page_size",
+        deserialize_with = "opt_int32",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub page_size: Option<i32>,
+    /// The `nextPageToken` of the previous page.
+    #[serde(
+        default,
+        alias = "page_token",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub page_token: Option<String>,
+    /// At most this many recent history messages per task (0: none).
+    #[serde(
+        default,
+        alias = "history_length",
+        deserialize_with = "opt_int32",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub history_length: Option<i32>,
+    /// Only tasks whose status timestamp is at or after this time.
+    #[serde(
+        default,
+        alias = "status_timestamp_after",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub status_timestamp_after: Option<Timestamp>,
+    /// Include artifacts (default: the `artifacts` key is absent).
+    #[serde(
+        default,
+        alias = "include_artifacts",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub include_artifacts: Option<bool>,
+}
+
+impl ListTasksRequest {
+    /// The effective page size (the default when unset).
+    pub fn effective_page_size(&self) -> i32 {
+        self.page_size.unwrap_or(DEFAULT_PAGE_SIZE)
+    }
+}
+
+/// `ListTasks` result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTasksResponse {
+    /// The page of tasks. REQUIRED (may be empty).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub tasks: Vec<Task>,
+    /// Token of the next page; `""` on the last page. REQUIRED (always emitted).
+    #[serde(
+        default,
+        alias = "next_page_token",
+        deserialize_with = "null_as_default"
+    )]
+    pub next_page_token: String,
+    /// The number of tasks in this page. REQUIRED.
+    #[serde(default, alias = "page_size", deserialize_with = "int32")]
+    pub page_size: i32,
+    /// The number of matching tasks across all pages. REQUIRED.
+    #[serde(default, alias = "total_size", deserialize_with = "int32")]
+    pub total_size: i32,
+}
+
+/// `CancelTask` parameters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelTaskRequest {
+    /// Tenant routing value.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tenant: Option<String>,
+    /// The task id. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub id: TaskId,
+    /// Extension data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl CancelTaskRequest {
+    /// A request to cancel task `id`.
+    pub fn new(id: impl Into<TaskId>) -> Self {
+        Self {
+            id: id.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// `SubscribeToTask` parameters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscribeToTaskRequest {
+    /// Tenant routing value.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tenant: Option<String>,
+    /// The task id. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub id: TaskId,
+}
+
+impl SubscribeToTaskRequest {
+    /// A request to subscribe to task `id`.
+    pub fn new(id: impl Into<TaskId>) -> Self {
+        Self {
+            id: id.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A webhook registration for a task's updates. Also the parameters of
+/// `CreateTaskPushNotificationConfig` (there is no separate request type).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskPushNotificationConfig {
+    /// Tenant routing value.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tenant: Option<String>,
+    /// The config's id (assigned by the server when absent).
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub id: Option<String>,
+    /// The task (empty when embedded in `SendMessageConfiguration`).
+    #[serde(
+        default,
+        alias = "task_id",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub task_id: Option<TaskId>,
+    /// The webhook URL. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub url: String,
+    /// An opaque token the receiver can check.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub token: Option<String>,
+    /// How the server authenticates to the webhook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<AuthenticationInfo>,
+}
+
+/// Credentials the server sends to a webhook: `Authorization: <scheme> <credentials>`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuthenticationInfo {
+    /// An HTTP authentication scheme (`Bearer`, `Basic`, …). REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub scheme: String,
+    /// The credentials.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub credentials: Option<String>,
+}
+
+/// `GetTaskPushNotificationConfig` parameters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetTaskPushNotificationConfigRequest {
+    /// Tenant routing value.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tenant: Option<String>,
+    /// The task. REQUIRED.
+    #[serde(default, alias = "task_id", deserialize_with = "null_as_default")]
+    pub task_id: TaskId,
+    /// The config id. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub id: String,
+}
+
+/// `DeleteTaskPushNotificationConfig` parameters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteTaskPushNotificationConfigRequest {
+    /// Tenant routing value.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tenant: Option<String>,
+    /// The task. REQUIRED.
+    #[serde(default, alias = "task_id", deserialize_with = "null_as_default")]
+    pub task_id: TaskId,
+    /// The config id. REQUIRED.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub id: String,
+}
+
+/// `ListTaskPushNotificationConfigs` parameters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTaskPushNotificationConfigsRequest {
+    /// Tenant routing value.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tenant: Option<String>,
+    /// The task. REQUIRED.
+    #[serde(default, alias = "task_id", deserialize_with = "null_as_default")]
+    pub task_id: TaskId,
+    /// Page size (0: server default).
+    #[serde(
+        default,
+        alias = "page_size",
+        deserialize_with = "int32",
+        skip_serializing_if = "is_zero"
+    )]
+    pub page_size: i32,
+    /// The `nextPageToken` of the previous page.
+    #[serde(
+        default,
+        alias = "page_token",
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub page_token: Option<String>,
+}
+
+fn is_zero(n: &i32) -> bool {
+    *n == 0
+}
+
+/// `ListTaskPushNotificationConfigs` result.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTaskPushNotificationConfigsResponse {
+    /// The configs.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub configs: Vec<TaskPushNotificationConfig>,
+    /// Token of the next page; `""` on the last page.
+    #[serde(
+        default,
+        alias = "next_page_token",
+        deserialize_with = "null_as_default"
+    )]
+    pub next_page_token: String,
+}
+
+/// `GetExtendedAgentCard` parameters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GetExtendedAgentCardRequest {
+    /// Tenant routing value.
+    #[serde(
+        default,
+        deserialize_with = "empty_as_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tenant: Option<String>,
+}
+
+/// The result of `DeleteTaskPushNotificationConfig` (`google.protobuf.Empty`, `{}` on the wire).
+/// `null` is accepted too (some SDKs send it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Empty {}
+
+impl<'de> Deserialize<'de> for Empty {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Option::<serde::de::IgnoredAny>::deserialize(d).map(|_| Empty {})
+    }
+}
+
+/// The eleven A2A operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Method {
+    /// Send a message; get a task or a message back.
+    SendMessage,
+    /// Send a message; get a stream of events back.
+    SendStreamingMessage,
+    /// Get a task.
+    GetTask,
+    /// List tasks.
+    ListTasks,
+    /// Cancel a task.
+    CancelTask,
+    /// Stream a task's updates.
+    SubscribeToTask,
+    /// Register a webhook.
+    CreateTaskPushNotificationConfig,
+    /// Get a webhook registration.
+    GetTaskPushNotificationConfig,
+    /// List a task's webhook registrations.
+    ListTaskPushNotificationConfigs,
+    /// Remove a webhook registration.
+    DeleteTaskPushNotificationConfig,
+    /// Get the extended agent card.
+    GetExtendedAgentCard,
+}
+
+impl Method {
+    /// Every method.
+    pub const ALL: [Method; 11] = [
+        Method::SendMessage,
+        Method::SendStreamingMessage,
+        Method::GetTask,
+        Method::ListTasks,
+        Method::CancelTask,
+        Method::SubscribeToTask,
+        Method::CreateTaskPushNotificationConfig,
+        Method::GetTaskPushNotificationConfig,
+        Method::ListTaskPushNotificationConfigs,
+        Method::DeleteTaskPushNotificationConfig,
+        Method::GetExtendedAgentCard,
+    ];
+
+    /// The v1.0 JSON-RPC method name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Method::SendMessage => "SendMessage",
+            Method::SendStreamingMessage => "SendStreamingMessage",
+            Method::GetTask => "GetTask",
+            Method::ListTasks => "ListTasks",
+            Method::CancelTask => "CancelTask",
+            Method::SubscribeToTask => "SubscribeToTask",
+            Method::CreateTaskPushNotificationConfig => "CreateTaskPushNotificationConfig",
+            Method::GetTaskPushNotificationConfig => "GetTaskPushNotificationConfig",
+            Method::ListTaskPushNotificationConfigs => "ListTaskPushNotificationConfigs",
+            Method::DeleteTaskPushNotificationConfig => "DeleteTaskPushNotificationConfig",
+            Method::GetExtendedAgentCard => "GetExtendedAgentCard",
+        }
+    }
+
+    /// The v0.3 JSON-RPC method name, if the operation existed in v0.3 (`ListTasks` did not).
+    pub const fn v03_name(self) -> Option<&'static str> {
+        Some(match self {
+            Method::SendMessage => "message/send",
+            Method::SendStreamingMessage => "message/stream",
+            Method::GetTask => "tasks/get",
+            Method::ListTasks => return None,
+            Method::CancelTask => "tasks/cancel",
+            Method::SubscribeToTask => "tasks/resubscribe",
+            Method::CreateTaskPushNotificationConfig => "tasks/pushNotificationConfig/set",
+            Method::GetTaskPushNotificationConfig => "tasks/pushNotificationConfig/get",
+            Method::ListTaskPushNotificationConfigs => "tasks/pushNotificationConfig/list",
+            Method::DeleteTaskPushNotificationConfig => "tasks/pushNotificationConfig/delete",
+            Method::GetExtendedAgentCard => "agent/getAuthenticatedExtendedCard",
+        })
+    }
+
+    /// Looks up a v1.0 method name.
+    pub fn from_name(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Looks up a v0.3 method name.
+    pub fn from_v03_name(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.v03_name() == Some(name))
+    }
+
+    /// Whether the result is a stream of events.
+    pub const fn is_streaming(self) -> bool {
+        matches!(self, Method::SendStreamingMessage | Method::SubscribeToTask)
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Ties each request type to its method and result type, for generic transports.
+pub trait Request: Serialize + serde::de::DeserializeOwned + Send + 'static {
+    /// The operation.
+    const METHOD: Method;
+    /// The result of a unary call; for streaming methods, one event.
+    type Response: Serialize + serde::de::DeserializeOwned + Send + 'static;
+}
+
+macro_rules! request {
+    ($($req:ty => $method:ident => $resp:ty),+ $(,)?) => {
+        $(impl Request for $req {
+            const METHOD: Method = Method::$method;
+            type Response = $resp;
+        })+
+    };
+}
+
+request! {
+    GetTaskRequest => GetTask => Task,
+    ListTasksRequest => ListTasks => ListTasksResponse,
+    CancelTaskRequest => CancelTask => Task,
+    SubscribeToTaskRequest => SubscribeToTask => StreamResponse,
+    TaskPushNotificationConfig => CreateTaskPushNotificationConfig => TaskPushNotificationConfig,
+    GetTaskPushNotificationConfigRequest => GetTaskPushNotificationConfig => TaskPushNotificationConfig,
+    ListTaskPushNotificationConfigsRequest => ListTaskPushNotificationConfigs => ListTaskPushNotificationConfigsResponse,
+    DeleteTaskPushNotificationConfigRequest => DeleteTaskPushNotificationConfig => Empty,
+    GetExtendedAgentCardRequest => GetExtendedAgentCard => AgentCard,
+}
+
+impl Request for SendMessageRequest {
+    const METHOD: Method = Method::SendMessage;
+    type Response = SendMessageResponse;
+}

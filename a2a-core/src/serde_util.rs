@@ -1,0 +1,95 @@
+//! Small serde helpers for ProtoJSON's rules (crate-private).
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use std::fmt;
+
+/// `skip_serializing_if` for plain proto3 booleans: `false` is the default and is omitted.
+pub(crate) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Deserializes a plain proto3 string field into `Option<T>`, treating `""` and `null` as unset.
+pub(crate) fn empty_as_none<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: From<String>,
+{
+    let s = Option::<String>::deserialize(d)?;
+    Ok(s.filter(|s| !s.is_empty()).map(T::from))
+}
+
+/// Deserializes a string that may be `null` (ProtoJSON's "default") into an empty string.
+pub(crate) fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Deserializes a field whose mere presence matters, so that `"data": null` is `Some(Null)`.
+pub(crate) fn present<'de, D>(d: D) -> Result<Option<serde_json::Value>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    serde_json::Value::deserialize(d).map(Some)
+}
+
+/// An `int32` as ProtoJSON reads it: a JSON number, or a string holding one.
+pub(crate) fn int32<'de, D: Deserializer<'de>>(d: D) -> Result<i32, D::Error> {
+    d.deserialize_any(Int32Visitor)
+}
+
+/// Like [`int32`], for an `optional int32` (`null` reads as unset).
+pub(crate) fn opt_int32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
+    struct OptVisitor;
+    impl<'de> Visitor<'de> for OptVisitor {
+        type Value = Option<i32>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a 32-bit integer or null")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            int32(d).map(Some)
+        }
+    }
+    d.deserialize_option(OptVisitor)
+}
+
+struct Int32Visitor;
+
+impl<'de> Visitor<'de> for Int32Visitor {
+    type Value = i32;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a 32-bit integer")
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<i32, E> {
+        i32::try_from(v).map_err(|_| E::custom(format!("{v} is out of range for int32")))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<i32, E> {
+        i32::try_from(v).map_err(|_| E::custom(format!("{v} is out of range for int32")))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<i32, E> {
+        if v.fract() == 0.0 && v >= f64::from(i32::MIN) && v <= f64::from(i32::MAX) {
+            Ok(v as i32)
+        } else {
+            Err(E::custom(format!("{v} is not a 32-bit integer")))
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<i32, E> {
+        v.trim()
+            .parse()
+            .map_err(|_| E::custom(format!("{v:?} is not a 32-bit integer")))
+    }
+}

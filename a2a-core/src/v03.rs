@@ -1,0 +1,1102 @@
+//! Translation to and from the A2A v0.3 wire format.
+//!
+//! `decode_*` functions read v0.3 JSON into the v1.0 model; `encode_*` functions write the v1.0
+//! model as v0.3 JSON. What v0.3 cannot express is dropped or adapted as the spec's migration
+//! notes say: a non-object `data` part is wrapped as `{"value": …}` with the metadata flag
+//! `data_part_compat: true` (and unwrapped again on the way back); the device-code OAuth flow has
+//! no v0.3 form; `returnImmediately` is the negation of v0.3's `blocking`.
+
+use crate::agent_card::*;
+use crate::error::Error;
+use crate::event::{
+    SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent,
+};
+use crate::ids::{ArtifactId, ContextId, MessageId, TaskId};
+use crate::message::{Message, Metadata, Part, PartContent, Role, decode_base64, encode_base64};
+use crate::params::*;
+use crate::task::{Artifact, Task, TaskState, TaskStatus};
+use crate::time::Timestamp;
+use serde_json::{Map, Value, json};
+
+/// The metadata flag that marks a wrapped non-object data part.
+pub const DATA_PART_COMPAT: &str = "data_part_compat";
+
+// ---------------------------------------------------------------------------------------------
+// Small readers over `serde_json::Value` whose errors name the field.
+
+type Obj = Map<String, Value>;
+
+fn obj<'a>(v: &'a Value, at: &str) -> Result<&'a Obj, Error> {
+    v.as_object()
+        .ok_or_else(|| Error::invalid_params(at, "must be an object"))
+}
+
+fn opt_str(o: &Obj, key: &str, at: &str) -> Result<Option<String>, Error> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(Error::invalid_params(
+            &format!("{at}.{key}"),
+            "must be a string",
+        )),
+    }
+}
+
+fn req_str(o: &Obj, key: &str, at: &str) -> Result<String, Error> {
+    opt_str(o, key, at)?.ok_or_else(|| Error::invalid_params(&format!("{at}.{key}"), "is required"))
+}
+
+fn opt_bool(o: &Obj, key: &str, at: &str) -> Result<Option<bool>, Error> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(Error::invalid_params(
+            &format!("{at}.{key}"),
+            "must be a boolean",
+        )),
+    }
+}
+
+fn opt_i32(o: &Obj, key: &str, at: &str) -> Result<Option<i32>, Error> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_i64()
+            .and_then(|n| i32::try_from(n).ok())
+            .map(Some)
+            .ok_or_else(|| {
+                Error::invalid_params(&format!("{at}.{key}"), "must be a 32-bit integer")
+            }),
+    }
+}
+
+fn opt_obj(o: &Obj, key: &str, at: &str) -> Result<Option<Metadata>, Error> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m.clone())),
+        Some(_) => Err(Error::invalid_params(
+            &format!("{at}.{key}"),
+            "must be an object",
+        )),
+    }
+}
+
+fn str_list(o: &Obj, key: &str, at: &str) -> Result<Vec<String>, Error> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| {
+                i.as_str().map(str::to_owned).ok_or_else(|| {
+                    Error::invalid_params(&format!("{at}.{key}"), "must be a list of strings")
+                })
+            })
+            .collect(),
+        Some(_) => Err(Error::invalid_params(
+            &format!("{at}.{key}"),
+            "must be a list of strings",
+        )),
+    }
+}
+
+fn list<'a>(o: &'a Obj, key: &str, at: &str) -> Result<&'a [Value], Error> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(items)) => Ok(items),
+        Some(_) => Err(Error::invalid_params(
+            &format!("{at}.{key}"),
+            "must be a list",
+        )),
+    }
+}
+
+/// Inserts `key: value` unless the value is `None`.
+fn put<T: Into<Value>>(o: &mut Obj, key: &str, value: Option<T>) {
+    if let Some(v) = value {
+        o.insert(key.to_owned(), v.into());
+    }
+}
+
+fn put_list(o: &mut Obj, key: &str, items: &[String]) {
+    if !items.is_empty() {
+        o.insert(key.to_owned(), json!(items));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enums
+
+/// The v0.3 name of a task state (`input-required`, …); UNSPECIFIED is `unknown`.
+pub fn encode_state(state: &TaskState) -> &str {
+    match state {
+        TaskState::Submitted => "submitted",
+        TaskState::Working => "working",
+        TaskState::InputRequired => "input-required",
+        TaskState::AuthRequired => "auth-required",
+        TaskState::Completed => "completed",
+        TaskState::Canceled => "canceled",
+        TaskState::Failed => "failed",
+        TaskState::Rejected => "rejected",
+        TaskState::Unspecified => "unknown",
+        other => other.as_str(),
+    }
+}
+
+/// Reads a v0.3 task state (the v1.0 names are accepted too).
+pub fn decode_state(s: &str) -> TaskState {
+    match s {
+        "submitted" => TaskState::Submitted,
+        "working" => TaskState::Working,
+        "input-required" => TaskState::InputRequired,
+        "auth-required" => TaskState::AuthRequired,
+        "completed" => TaskState::Completed,
+        "canceled" | "cancelled" => TaskState::Canceled,
+        "failed" => TaskState::Failed,
+        "rejected" => TaskState::Rejected,
+        "unknown" => TaskState::Unspecified,
+        other => TaskState::from_wire(other),
+    }
+}
+
+fn encode_role(role: &Role) -> &str {
+    match role {
+        Role::User => "user",
+        Role::Agent => "agent",
+        Role::Unspecified => "unknown",
+        other => other.as_str(),
+    }
+}
+
+fn decode_role(s: &str) -> Role {
+    match s {
+        "user" => Role::User,
+        "agent" => Role::Agent,
+        other => Role::from_wire(other),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parts, messages, artifacts, tasks
+
+/// Writes a part as a v0.3 `TextPart`, `FilePart` or `DataPart`.
+pub fn encode_part(part: &Part) -> Value {
+    let mut o = Obj::new();
+    let mut metadata = part.metadata.clone();
+    match &part.content {
+        PartContent::Text(t) => {
+            o.insert("kind".into(), "text".into());
+            o.insert("text".into(), t.clone().into());
+        }
+        PartContent::Raw(_) | PartContent::Url(_) => {
+            let mut file = Obj::new();
+            match &part.content {
+                PartContent::Raw(b) => file.insert("bytes".into(), encode_base64(b).into()),
+                PartContent::Url(u) => file.insert("uri".into(), u.clone().into()),
+                _ => unreachable!("matched above"),
+            };
+            put(&mut file, "name", part.filename.clone());
+            put(&mut file, "mimeType", part.media_type.clone());
+            o.insert("kind".into(), "file".into());
+            o.insert("file".into(), Value::Object(file));
+        }
+        PartContent::Data(d) => {
+            o.insert("kind".into(), "data".into());
+            let data = if d.is_object() {
+                d.clone()
+            } else {
+                metadata
+                    .get_or_insert_with(Metadata::new)
+                    .insert(DATA_PART_COMPAT.into(), Value::Bool(true));
+                json!({ "value": d })
+            };
+            o.insert("data".into(), data);
+        }
+    }
+    put(&mut o, "metadata", metadata.map(Value::Object));
+    Value::Object(o)
+}
+
+/// Reads a v0.3 part (`kind` = `text`, `file` or `data`). A part without `kind` is read by
+/// which key it has.
+pub fn decode_part(v: &Value, at: &str) -> Result<Part, Error> {
+    let o = obj(v, at)?;
+    let mut metadata = opt_obj(o, "metadata", at)?;
+    let kind = match o.get("kind").and_then(Value::as_str) {
+        Some(k) => k,
+        None if o.contains_key("text") => "text",
+        None if o.contains_key("file") => "file",
+        None if o.contains_key("data") => "data",
+        None => return Err(Error::invalid_params(&format!("{at}.kind"), "is required")),
+    };
+    let mut part = match kind {
+        "text" => Part::text(req_str(o, "text", at)?),
+        "file" => {
+            let fat = format!("{at}.file");
+            let file = obj(o.get("file").unwrap_or(&Value::Null), &fat)?;
+            let mut part = match (opt_str(file, "bytes", &fat)?, opt_str(file, "uri", &fat)?) {
+                (Some(b), None) => Part::raw(decode_base64(&b).map_err(|e| {
+                    Error::invalid_params(
+                        &format!("{fat}.bytes"),
+                        format!("is not valid base64: {e}"),
+                    )
+                })?),
+                (None, Some(u)) => Part::url(u),
+                _ => {
+                    return Err(Error::invalid_params(
+                        &fat,
+                        "must have exactly one of `bytes` and `uri`",
+                    ));
+                }
+            };
+            part.filename = opt_str(file, "name", &fat)?;
+            part.media_type = opt_str(file, "mimeType", &fat)?;
+            part
+        }
+        "data" => {
+            let data = o
+                .get("data")
+                .cloned()
+                .ok_or_else(|| Error::invalid_params(&format!("{at}.data"), "is required"))?;
+            let compat = metadata
+                .as_mut()
+                .and_then(|m| m.remove(DATA_PART_COMPAT))
+                .is_some_and(|f| f == Value::Bool(true));
+            if metadata.as_ref().is_some_and(Map::is_empty) {
+                metadata = None;
+            }
+            match data {
+                Value::Object(mut m) if compat && m.len() == 1 && m.contains_key("value") => {
+                    Part::data(m.remove("value").unwrap_or(Value::Null))
+                }
+                other => Part::data(other),
+            }
+        }
+        other => {
+            return Err(Error::invalid_params(
+                &format!("{at}.kind"),
+                format!("unknown part kind {other:?}"),
+            ));
+        }
+    };
+    part.metadata = metadata;
+    Ok(part)
+}
+
+/// Writes a message in v0.3 form (`kind: "message"`, lowercase role).
+pub fn encode_message(m: &Message) -> Value {
+    let mut o = Obj::new();
+    o.insert("kind".into(), "message".into());
+    o.insert("messageId".into(), m.message_id.as_str().into());
+    o.insert("role".into(), encode_role(&m.role).into());
+    o.insert("parts".into(), m.parts.iter().map(encode_part).collect());
+    put(
+        &mut o,
+        "contextId",
+        m.context_id.as_ref().map(|c| c.as_str()),
+    );
+    put(&mut o, "taskId", m.task_id.as_ref().map(|t| t.as_str()));
+    put(&mut o, "metadata", m.metadata.clone().map(Value::Object));
+    put_list(&mut o, "extensions", &m.extensions);
+    if !m.reference_task_ids.is_empty() {
+        o.insert("referenceTaskIds".into(), json!(m.reference_task_ids));
+    }
+    Value::Object(o)
+}
+
+/// Reads a v0.3 message.
+pub fn decode_message(v: &Value, at: &str) -> Result<Message, Error> {
+    let o = obj(v, at)?;
+    let parts = list(o, "parts", at)?
+        .iter()
+        .enumerate()
+        .map(|(i, p)| decode_part(p, &format!("{at}.parts[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Message {
+        message_id: MessageId::new(opt_str(o, "messageId", at)?.unwrap_or_default()),
+        context_id: opt_str(o, "contextId", at)?.map(ContextId::new),
+        task_id: opt_str(o, "taskId", at)?.map(TaskId::new),
+        role: opt_str(o, "role", at)?.map_or(Role::Unspecified, |r| decode_role(&r)),
+        parts,
+        metadata: opt_obj(o, "metadata", at)?,
+        extensions: str_list(o, "extensions", at)?,
+        reference_task_ids: str_list(o, "referenceTaskIds", at)?
+            .into_iter()
+            .map(TaskId::new)
+            .collect(),
+    })
+}
+
+/// Writes an artifact in v0.3 form.
+pub fn encode_artifact(a: &Artifact) -> Value {
+    let mut o = Obj::new();
+    o.insert("artifactId".into(), a.artifact_id.as_str().into());
+    put(&mut o, "name", a.name.clone());
+    put(&mut o, "description", a.description.clone());
+    o.insert("parts".into(), a.parts.iter().map(encode_part).collect());
+    put(&mut o, "metadata", a.metadata.clone().map(Value::Object));
+    put_list(&mut o, "extensions", &a.extensions);
+    Value::Object(o)
+}
+
+/// Reads a v0.3 artifact.
+pub fn decode_artifact(v: &Value, at: &str) -> Result<Artifact, Error> {
+    let o = obj(v, at)?;
+    Ok(Artifact {
+        artifact_id: ArtifactId::new(opt_str(o, "artifactId", at)?.unwrap_or_default()),
+        name: opt_str(o, "name", at)?,
+        description: opt_str(o, "description", at)?,
+        parts: list(o, "parts", at)?
+            .iter()
+            .enumerate()
+            .map(|(i, p)| decode_part(p, &format!("{at}.parts[{i}]")))
+            .collect::<Result<_, _>>()?,
+        metadata: opt_obj(o, "metadata", at)?,
+        extensions: str_list(o, "extensions", at)?,
+    })
+}
+
+/// Writes a task status in v0.3 form.
+pub fn encode_status(s: &TaskStatus) -> Value {
+    let mut o = Obj::new();
+    o.insert("state".into(), encode_state(&s.state).into());
+    put(&mut o, "message", s.message.as_ref().map(encode_message));
+    put(&mut o, "timestamp", s.timestamp.map(|t| t.to_string()));
+    Value::Object(o)
+}
+
+/// Reads a v0.3 task status.
+pub fn decode_status(v: &Value, at: &str) -> Result<TaskStatus, Error> {
+    let o = obj(v, at)?;
+    let timestamp = match opt_str(o, "timestamp", at)? {
+        Some(t) => Some(
+            t.parse::<Timestamp>()
+                .map_err(|e| Error::invalid_params(&format!("{at}.timestamp"), e.to_string()))?,
+        ),
+        None => None,
+    };
+    Ok(TaskStatus {
+        state: opt_str(o, "state", at)?.map_or(TaskState::Unspecified, |s| decode_state(&s)),
+        message: match o.get("message") {
+            None | Some(Value::Null) => None,
+            Some(m) => Some(decode_message(m, &format!("{at}.message"))?),
+        },
+        timestamp,
+    })
+}
+
+/// Writes a task in v0.3 form (`kind: "task"`).
+pub fn encode_task(t: &Task) -> Value {
+    let mut o = Obj::new();
+    o.insert("kind".into(), "task".into());
+    o.insert("id".into(), t.id.as_str().into());
+    o.insert("contextId".into(), t.context_id.as_str().into());
+    o.insert("status".into(), encode_status(&t.status));
+    if !t.artifacts.is_empty() {
+        o.insert(
+            "artifacts".into(),
+            t.artifacts.iter().map(encode_artifact).collect(),
+        );
+    }
+    if !t.history.is_empty() {
+        o.insert(
+            "history".into(),
+            t.history.iter().map(encode_message).collect(),
+        );
+    }
+    put(&mut o, "metadata", t.metadata.clone().map(Value::Object));
+    Value::Object(o)
+}
+
+/// Reads a v0.3 task.
+pub fn decode_task(v: &Value, at: &str) -> Result<Task, Error> {
+    let o = obj(v, at)?;
+    Ok(Task {
+        id: TaskId::new(req_str(o, "id", at)?),
+        context_id: ContextId::new(opt_str(o, "contextId", at)?.unwrap_or_default()),
+        status: decode_status(
+            o.get("status").unwrap_or(&Value::Null),
+            &format!("{at}.status"),
+        )?,
+        artifacts: list(o, "artifacts", at)?
+            .iter()
+            .enumerate()
+            .map(|(i, a)| decode_artifact(a, &format!("{at}.artifacts[{i}]")))
+            .collect::<Result<_, _>>()?,
+        history: list(o, "history", at)?
+            .iter()
+            .enumerate()
+            .map(|(i, m)| decode_message(m, &format!("{at}.history[{i}]")))
+            .collect::<Result<_, _>>()?,
+        metadata: opt_obj(o, "metadata", at)?,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events and results
+
+/// Writes a `SendMessage` result the v0.3 way: a bare task or message with `kind`.
+pub fn encode_send_response(r: &SendMessageResponse) -> Value {
+    match r {
+        SendMessageResponse::Task(t) => encode_task(t),
+        SendMessageResponse::Message(m) => encode_message(m),
+    }
+}
+
+/// Reads a v0.3 `message/send` result (a bare task or message).
+pub fn decode_send_response(v: &Value) -> Result<SendMessageResponse, Error> {
+    match decode_stream_event(v)? {
+        StreamResponse::Task(t) => Ok(SendMessageResponse::Task(t)),
+        StreamResponse::Message(m) => Ok(SendMessageResponse::Message(m)),
+        _ => Err(Error::invalid_params(
+            "result.kind",
+            "must be `task` or `message`",
+        )),
+    }
+}
+
+/// Writes a stream event the v0.3 way. A status update carries the REQUIRED `final` flag, true
+/// when the event ends the stream (a terminal or interrupted state).
+pub fn encode_stream_event(e: &StreamResponse) -> Value {
+    match e {
+        StreamResponse::Task(t) => encode_task(t),
+        StreamResponse::Message(m) => encode_message(m),
+        StreamResponse::StatusUpdate(s) => {
+            let mut o = Obj::new();
+            o.insert("kind".into(), "status-update".into());
+            o.insert("taskId".into(), s.task_id.as_str().into());
+            o.insert("contextId".into(), s.context_id.as_str().into());
+            o.insert("status".into(), encode_status(&s.status));
+            o.insert("final".into(), e.ends_stream().into());
+            put(&mut o, "metadata", s.metadata.clone().map(Value::Object));
+            Value::Object(o)
+        }
+        StreamResponse::ArtifactUpdate(a) => {
+            let mut o = Obj::new();
+            o.insert("kind".into(), "artifact-update".into());
+            o.insert("taskId".into(), a.task_id.as_str().into());
+            o.insert("contextId".into(), a.context_id.as_str().into());
+            o.insert("artifact".into(), encode_artifact(&a.artifact));
+            if a.append {
+                o.insert("append".into(), true.into());
+            }
+            if a.last_chunk {
+                o.insert("lastChunk".into(), true.into());
+            }
+            put(&mut o, "metadata", a.metadata.clone().map(Value::Object));
+            Value::Object(o)
+        }
+    }
+}
+
+/// Reads a v0.3 stream event (by its `kind`). The `final` flag is dropped (v1.0 ends a stream by
+/// closing it).
+pub fn decode_stream_event(v: &Value) -> Result<StreamResponse, Error> {
+    let at = "result";
+    let o = obj(v, at)?;
+    let kind = req_str(o, "kind", at)?;
+    Ok(match kind.as_str() {
+        "task" => StreamResponse::Task(decode_task(v, at)?),
+        "message" => StreamResponse::Message(decode_message(v, at)?),
+        "status-update" => StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: TaskId::new(req_str(o, "taskId", at)?),
+            context_id: ContextId::new(opt_str(o, "contextId", at)?.unwrap_or_default()),
+            status: decode_status(o.get("status").unwrap_or(&Value::Null), "result.status")?,
+            metadata: opt_obj(o, "metadata", at)?,
+        }),
+        "artifact-update" => StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            task_id: TaskId::new(req_str(o, "taskId", at)?),
+            context_id: ContextId::new(opt_str(o, "contextId", at)?.unwrap_or_default()),
+            artifact: decode_artifact(
+                o.get("artifact").unwrap_or(&Value::Null),
+                "result.artifact",
+            )?,
+            append: opt_bool(o, "append", at)?.unwrap_or(false),
+            last_chunk: opt_bool(o, "lastChunk", at)?.unwrap_or(false),
+            metadata: opt_obj(o, "metadata", at)?,
+        }),
+        other => {
+            return Err(Error::invalid_params(
+                "result.kind",
+                format!("unknown event kind {other:?}"),
+            ));
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Push-notification configs
+
+/// Writes a push config in v0.3's nested form:
+/// `{"taskId", "pushNotificationConfig": {"id", "url", "token", "authentication": {"schemes", "credentials"}}}`.
+pub fn encode_push_config(c: &TaskPushNotificationConfig) -> Value {
+    json!({
+        "taskId": c.task_id.as_ref().map_or("", |t| t.as_str()),
+        "pushNotificationConfig": encode_inner_push_config(c),
+    })
+}
+
+fn encode_inner_push_config(c: &TaskPushNotificationConfig) -> Value {
+    let mut inner = Obj::new();
+    put(&mut inner, "id", c.id.clone());
+    inner.insert("url".into(), c.url.clone().into());
+    put(&mut inner, "token", c.token.clone());
+    if let Some(a) = &c.authentication {
+        let mut auth = Obj::new();
+        auth.insert("schemes".into(), json!([a.scheme]));
+        put(&mut auth, "credentials", a.credentials.clone());
+        inner.insert("authentication".into(), Value::Object(auth));
+    }
+    Value::Object(inner)
+}
+
+/// Reads a v0.3 `PushNotificationConfig` (the inner object: `id`, `url`, `token`,
+/// `authentication.schemes[0]`).
+pub fn decode_inner_push_config(v: &Value, at: &str) -> Result<TaskPushNotificationConfig, Error> {
+    let o = obj(v, at)?;
+    let authentication = match o.get("authentication") {
+        None | Some(Value::Null) => None,
+        Some(a) => {
+            let aat = format!("{at}.authentication");
+            let ao = obj(a, &aat)?;
+            let schemes = str_list(ao, "schemes", &aat)?;
+            Some(AuthenticationInfo {
+                scheme: schemes.into_iter().next().ok_or_else(|| {
+                    Error::invalid_params(&format!("{aat}.schemes"), "must not be empty")
+                })?,
+                credentials: opt_str(ao, "credentials", &aat)?,
+            })
+        }
+    };
+    Ok(TaskPushNotificationConfig {
+        tenant: None,
+        id: opt_str(o, "id", at)?,
+        task_id: None,
+        url: req_str(o, "url", at)?,
+        token: opt_str(o, "token", at)?,
+        authentication,
+    })
+}
+
+/// Reads a v0.3 `TaskPushNotificationConfig` (`{"taskId", "pushNotificationConfig": {…}}`).
+pub fn decode_push_config(v: &Value, at: &str) -> Result<TaskPushNotificationConfig, Error> {
+    let o = obj(v, at)?;
+    let inner_at = format!("{at}.pushNotificationConfig");
+    let inner = o
+        .get("pushNotificationConfig")
+        .ok_or_else(|| Error::invalid_params(&inner_at, "is required"))?;
+    let mut c = decode_inner_push_config(inner, &inner_at)?;
+    c.task_id = Some(TaskId::new(req_str(o, "taskId", at)?));
+    Ok(c)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+/// The typed v1.0 request of one operation.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+#[allow(clippy::large_enum_variant)] // short-lived: built once per request
+pub enum Params {
+    /// SendMessage or SendStreamingMessage.
+    SendMessage(SendMessageRequest),
+    /// GetTask.
+    GetTask(GetTaskRequest),
+    /// ListTasks.
+    ListTasks(ListTasksRequest),
+    /// CancelTask.
+    CancelTask(CancelTaskRequest),
+    /// SubscribeToTask.
+    SubscribeToTask(SubscribeToTaskRequest),
+    /// CreateTaskPushNotificationConfig.
+    CreatePushConfig(TaskPushNotificationConfig),
+    /// GetTaskPushNotificationConfig.
+    GetPushConfig(GetTaskPushNotificationConfigRequest),
+    /// ListTaskPushNotificationConfigs.
+    ListPushConfigs(ListTaskPushNotificationConfigsRequest),
+    /// DeleteTaskPushNotificationConfig.
+    DeletePushConfig(DeleteTaskPushNotificationConfigRequest),
+    /// GetExtendedAgentCard.
+    GetExtendedAgentCard(GetExtendedAgentCardRequest),
+}
+
+/// Reads the v0.3 `params` of `method` into the v1.0 request. `params` may be `Null` where the
+/// method takes none.
+pub fn decode_params(method: Method, params: &Value) -> Result<Params, Error> {
+    let empty = Value::Object(Obj::new());
+    let params = if params.is_null() { &empty } else { params };
+    let at = "params";
+    let o = obj(params, at)?;
+    let id = || req_str(o, "id", at).map(TaskId::new);
+    Ok(match method {
+        Method::SendMessage | Method::SendStreamingMessage => {
+            let message = decode_message(
+                o.get("message")
+                    .ok_or_else(|| Error::invalid_params("params.message", "is required"))?,
+                "params.message",
+            )?;
+            let configuration = match o.get("configuration") {
+                None | Some(Value::Null) => None,
+                Some(c) => {
+                    let cat = "params.configuration";
+                    let co = obj(c, cat)?;
+                    Some(SendMessageConfiguration {
+                        accepted_output_modes: str_list(co, "acceptedOutputModes", cat)?,
+                        task_push_notification_config: match co.get("pushNotificationConfig") {
+                            None | Some(Value::Null) => None,
+                            Some(p) => Some(decode_inner_push_config(
+                                p,
+                                "params.configuration.pushNotificationConfig",
+                            )?),
+                        },
+                        history_length: opt_i32(co, "historyLength", cat)?,
+                        return_immediately: !opt_bool(co, "blocking", cat)?.unwrap_or(true),
+                    })
+                }
+            };
+            Params::SendMessage(SendMessageRequest {
+                tenant: None,
+                message,
+                configuration,
+                metadata: opt_obj(o, "metadata", at)?,
+            })
+        }
+        Method::GetTask => Params::GetTask(GetTaskRequest {
+            tenant: None,
+            id: id()?,
+            history_length: opt_i32(o, "historyLength", at)?,
+        }),
+        Method::CancelTask => Params::CancelTask(CancelTaskRequest {
+            tenant: None,
+            id: id()?,
+            metadata: opt_obj(o, "metadata", at)?,
+        }),
+        Method::SubscribeToTask => Params::SubscribeToTask(SubscribeToTaskRequest {
+            tenant: None,
+            id: id()?,
+        }),
+        Method::CreateTaskPushNotificationConfig => {
+            Params::CreatePushConfig(decode_push_config(params, at)?)
+        }
+        Method::GetTaskPushNotificationConfig => {
+            let task_id = id()?;
+            // v0.3 lets the config id be omitted; a2a-python then uses the task id.
+            let config_id = opt_str(o, "pushNotificationConfigId", at)?
+                .unwrap_or_else(|| task_id.as_str().to_owned());
+            Params::GetPushConfig(GetTaskPushNotificationConfigRequest {
+                tenant: None,
+                task_id,
+                id: config_id,
+            })
+        }
+        Method::ListTaskPushNotificationConfigs => {
+            Params::ListPushConfigs(ListTaskPushNotificationConfigsRequest {
+                task_id: id()?,
+                ..Default::default()
+            })
+        }
+        Method::DeleteTaskPushNotificationConfig => {
+            Params::DeletePushConfig(DeleteTaskPushNotificationConfigRequest {
+                tenant: None,
+                task_id: id()?,
+                id: req_str(o, "pushNotificationConfigId", at)?,
+            })
+        }
+        Method::GetExtendedAgentCard => {
+            Params::GetExtendedAgentCard(GetExtendedAgentCardRequest::default())
+        }
+        Method::ListTasks => {
+            return Err(Error::new(
+                crate::ErrorKind::MethodNotFound,
+                "ListTasks has no v0.3 form",
+            ));
+        }
+    })
+}
+
+/// Writes a v1.0 `SendMessage` request as v0.3 `message/send` params.
+pub fn encode_send_params(r: &SendMessageRequest) -> Value {
+    let mut o = Obj::new();
+    o.insert("message".into(), encode_message(&r.message));
+    let mut c = Obj::new();
+    let cfg = r.configuration.clone().unwrap_or_default();
+    put_list(&mut c, "acceptedOutputModes", &cfg.accepted_output_modes);
+    put(&mut c, "historyLength", cfg.history_length);
+    put(
+        &mut c,
+        "pushNotificationConfig",
+        cfg.task_push_notification_config
+            .as_ref()
+            .map(encode_inner_push_config),
+    );
+    c.insert("blocking".into(), (!cfg.return_immediately).into());
+    o.insert("configuration".into(), Value::Object(c));
+    put(&mut o, "metadata", r.metadata.clone().map(Value::Object));
+    Value::Object(o)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agent cards
+
+fn encode_scheme(s: &SecurityScheme) -> Value {
+    let desc = |d: &Option<String>, mut o: Obj| {
+        put(&mut o, "description", d.clone());
+        Value::Object(o)
+    };
+    match s {
+        SecurityScheme::ApiKeySecurityScheme(k) => desc(
+            &k.description,
+            obj_of(json!({"type": "apiKey", "in": k.location, "name": k.name})),
+        ),
+        SecurityScheme::HttpAuthSecurityScheme(h) => {
+            let mut o = obj_of(json!({"type": "http", "scheme": h.scheme}));
+            put(&mut o, "bearerFormat", h.bearer_format.clone());
+            desc(&h.description, o)
+        }
+        SecurityScheme::Oauth2SecurityScheme(oa) => {
+            let mut o = obj_of(json!({"type": "oauth2", "flows": encode_flows(&oa.flows)}));
+            put(&mut o, "oauth2MetadataUrl", oa.oauth2_metadata_url.clone());
+            desc(&oa.description, o)
+        }
+        SecurityScheme::OpenIdConnectSecurityScheme(oi) => desc(
+            &oi.description,
+            obj_of(json!({"type": "openIdConnect", "openIdConnectUrl": oi.open_id_connect_url})),
+        ),
+        SecurityScheme::MtlsSecurityScheme(m) => {
+            desc(&m.description, obj_of(json!({"type": "mutualTLS"})))
+        }
+    }
+}
+
+fn obj_of(v: Value) -> Obj {
+    match v {
+        Value::Object(o) => o,
+        _ => Obj::new(),
+    }
+}
+
+fn encode_flows(f: &OAuthFlows) -> Value {
+    let flow = |auth: Option<&String>,
+                token: Option<&String>,
+                refresh: &Option<String>,
+                scopes: &Scopes| {
+        let mut o = Obj::new();
+        put(&mut o, "authorizationUrl", auth.cloned());
+        put(&mut o, "tokenUrl", token.cloned());
+        put(&mut o, "refreshUrl", refresh.clone());
+        o.insert("scopes".into(), json!(scopes));
+        Value::Object(o)
+    };
+    match f {
+        OAuthFlows::AuthorizationCode(a) => json!({"authorizationCode": flow(
+            Some(&a.authorization_url), Some(&a.token_url), &a.refresh_url, &a.scopes)}),
+        OAuthFlows::ClientCredentials(c) => {
+            json!({"clientCredentials": flow(None, Some(&c.token_url), &c.refresh_url, &c.scopes)})
+        }
+        OAuthFlows::Implicit(i) => json!({"implicit": flow(
+            i.authorization_url.as_ref(), None, &i.refresh_url, &i.scopes)}),
+        OAuthFlows::Password(p) => {
+            json!({"password": flow(None, p.token_url.as_ref(), &p.refresh_url, &p.scopes)})
+        }
+        // v0.3 has no device-code flow.
+        OAuthFlows::DeviceCode(_) => json!({}),
+    }
+}
+
+fn scopes_of(o: &Obj) -> Scopes {
+    o.get("scopes")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn s(o: &Obj, k: &str) -> Option<String> {
+    o.get(k)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+/// Reads a v0.3 OpenAPI-style security scheme (`{"type": "apiKey", "in", "name"}`, …).
+pub fn decode_scheme(v: &Value) -> Option<SecurityScheme> {
+    let o = v.as_object()?;
+    let description = s(o, "description");
+    Some(match o.get("type")?.as_str()? {
+        "apiKey" => SecurityScheme::ApiKeySecurityScheme(ApiKeySecurityScheme {
+            description,
+            location: s(o, "in").unwrap_or_default(),
+            name: s(o, "name").unwrap_or_default(),
+        }),
+        "http" => SecurityScheme::HttpAuthSecurityScheme(HttpAuthSecurityScheme {
+            description,
+            scheme: s(o, "scheme").unwrap_or_default(),
+            bearer_format: s(o, "bearerFormat"),
+        }),
+        "oauth2" => {
+            let flows = o.get("flows").and_then(Value::as_object)?;
+            let pick = |k: &str| flows.get(k).and_then(Value::as_object);
+            let flow = if let Some(f) = pick("authorizationCode") {
+                OAuthFlows::AuthorizationCode(AuthorizationCodeOAuthFlow {
+                    authorization_url: s(f, "authorizationUrl").unwrap_or_default(),
+                    token_url: s(f, "tokenUrl").unwrap_or_default(),
+                    refresh_url: s(f, "refreshUrl"),
+                    scopes: scopes_of(f),
+                    pkce_required: false,
+                })
+            } else if let Some(f) = pick("clientCredentials") {
+                OAuthFlows::ClientCredentials(ClientCredentialsOAuthFlow {
+                    token_url: s(f, "tokenUrl").unwrap_or_default(),
+                    refresh_url: s(f, "refreshUrl"),
+                    scopes: scopes_of(f),
+                })
+            } else if let Some(f) = pick("implicit") {
+                OAuthFlows::Implicit(ImplicitOAuthFlow {
+                    authorization_url: s(f, "authorizationUrl"),
+                    refresh_url: s(f, "refreshUrl"),
+                    scopes: scopes_of(f),
+                })
+            } else if let Some(f) = pick("password") {
+                OAuthFlows::Password(PasswordOAuthFlow {
+                    token_url: s(f, "tokenUrl"),
+                    refresh_url: s(f, "refreshUrl"),
+                    scopes: scopes_of(f),
+                })
+            } else {
+                return None;
+            };
+            SecurityScheme::Oauth2SecurityScheme(OAuth2SecurityScheme {
+                description,
+                flows: flow,
+                oauth2_metadata_url: s(o, "oauth2MetadataUrl"),
+            })
+        }
+        "openIdConnect" => {
+            SecurityScheme::OpenIdConnectSecurityScheme(OpenIdConnectSecurityScheme {
+                description,
+                open_id_connect_url: s(o, "openIdConnectUrl").unwrap_or_default(),
+            })
+        }
+        "mutualTLS" => SecurityScheme::MtlsSecurityScheme(MutualTlsSecurityScheme { description }),
+        _ => return None,
+    })
+}
+
+fn encode_requirements(reqs: &[SecurityRequirement]) -> Value {
+    reqs.iter()
+        .map(|r| {
+            let m = r
+                .schemes
+                .iter()
+                .map(|(k, v)| (k.clone(), json!(v.list)))
+                .collect::<Obj>();
+            Value::Object(m)
+        })
+        .collect::<Vec<Value>>()
+        .into()
+}
+
+fn decode_requirements(v: Option<&Value>) -> Vec<SecurityRequirement> {
+    v.and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|m| SecurityRequirement {
+                    schemes: m
+                        .iter()
+                        .map(|(k, v)| {
+                            let list = v
+                                .as_array()
+                                .map(|a| {
+                                    a.iter()
+                                        .filter_map(Value::as_str)
+                                        .map(str::to_owned)
+                                        .collect()
+                                })
+                                .unwrap_or_default();
+                            (k.clone(), StringList { list })
+                        })
+                        .collect(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The interface v0.3 clients should use: the first one of protocol version 0.3, else the first.
+fn primary_interface(card: &AgentCard) -> Option<&AgentInterface> {
+    card.supported_interfaces
+        .iter()
+        .find(|i| i.protocol_version == PROTOCOL_VERSION_V03)
+        .or_else(|| card.supported_interfaces.first())
+}
+
+/// The v0.3-only top-level keys of a card, and the v0.3 form of its schemes and skills.
+fn v03_card_keys(card: &AgentCard) -> Obj {
+    let mut o = Obj::new();
+    o.insert("protocolVersion".into(), PROTOCOL_VERSION_V03.into());
+    if let Some(i) = primary_interface(card) {
+        o.insert("url".into(), i.url.clone().into());
+        o.insert(
+            "preferredTransport".into(),
+            i.protocol_binding.clone().into(),
+        );
+    }
+    let additional: Vec<Value> = card
+        .supported_interfaces
+        .iter()
+        .filter(|i| {
+            i.protocol_version == PROTOCOL_VERSION_V03
+                || card
+                    .interface(&i.protocol_binding, PROTOCOL_VERSION_V03)
+                    .is_none()
+        })
+        .map(|i| json!({"url": i.url, "transport": i.protocol_binding}))
+        .collect();
+    if !additional.is_empty() {
+        o.insert("additionalInterfaces".into(), additional.into());
+    }
+    if card.capabilities.extended_agent_card() {
+        o.insert("supportsAuthenticatedExtendedCard".into(), true.into());
+    }
+    if !card.security_requirements.is_empty() {
+        o.insert(
+            "security".into(),
+            encode_requirements(&card.security_requirements),
+        );
+    }
+    o
+}
+
+/// Writes a card in pure v0.3 form.
+pub fn encode_card(card: &AgentCard) -> Value {
+    let mut o = v03_card_keys(card);
+    o.insert("name".into(), card.name.clone().into());
+    o.insert("description".into(), card.description.clone().into());
+    o.insert("version".into(), card.version.clone().into());
+    put(&mut o, "documentationUrl", card.documentation_url.clone());
+    put(&mut o, "iconUrl", card.icon_url.clone());
+    if let Some(p) = &card.provider {
+        o.insert("provider".into(), json!(p));
+    }
+    let mut caps = obj_of(json!(card.capabilities));
+    caps.remove("extendedAgentCard");
+    o.insert("capabilities".into(), Value::Object(caps));
+    if !card.security_schemes.is_empty() {
+        o.insert(
+            "securitySchemes".into(),
+            card.security_schemes
+                .iter()
+                .map(|(k, v)| (k.clone(), encode_scheme(v)))
+                .collect::<Obj>()
+                .into(),
+        );
+    }
+    o.insert("defaultInputModes".into(), json!(card.default_input_modes));
+    o.insert(
+        "defaultOutputModes".into(),
+        json!(card.default_output_modes),
+    );
+    o.insert(
+        "skills".into(),
+        card.skills
+            .iter()
+            .map(|sk| {
+                let mut so = obj_of(json!(sk));
+                if let Some(r) = so.remove("securityRequirements") {
+                    so.insert(
+                        "security".into(),
+                        encode_requirements(
+                            &serde_json::from_value::<Vec<SecurityRequirement>>(r)
+                                .unwrap_or_default(),
+                        ),
+                    );
+                }
+                Value::Object(so)
+            })
+            .collect(),
+    );
+    if !card.signatures.is_empty() {
+        o.insert("signatures".into(), json!(card.signatures));
+    }
+    Value::Object(o)
+}
+
+/// A card both generations of clients can read: the v1.0 card plus v0.3's top-level keys
+/// (`protocolVersion`, `url`, `preferredTransport`, `additionalInterfaces`,
+/// `supportsAuthenticatedExtendedCard`, `security`), each security scheme carrying both its
+/// v1.0 wrapper key and its v0.3 `type` keys, and each skill both `securityRequirements` and
+/// `security`.
+pub fn hybrid_card(card: &AgentCard) -> Value {
+    let mut o = obj_of(serde_json::to_value(card).unwrap_or_default());
+    o.extend(v03_card_keys(card));
+    if let Some(Value::Object(schemes)) = o.get_mut("securitySchemes") {
+        for (name, scheme) in schemes.iter_mut() {
+            if let (Some(typed), Value::Object(target)) = (card.security_schemes.get(name), scheme)
+            {
+                target.extend(obj_of(encode_scheme(typed)));
+            }
+        }
+    }
+    if let Some(Value::Array(skills)) = o.get_mut("skills") {
+        for (skill, typed) in skills.iter_mut().zip(&card.skills) {
+            if let (Value::Object(so), false) = (skill, typed.security_requirements.is_empty()) {
+                so.insert(
+                    "security".into(),
+                    encode_requirements(&typed.security_requirements),
+                );
+            }
+        }
+    }
+    Value::Object(o)
+}
+
+/// Reads a card of either generation. A v1.0 (or hybrid) card is read as such; a v0.3 card
+/// (no `supportedInterfaces`) is translated: `url` + `preferredTransport` and
+/// `additionalInterfaces` become `supportedInterfaces` (protocol version 0.3), `security`
+/// becomes `securityRequirements`, OpenAPI-style schemes become the v1.0 oneof.
+pub fn decode_card(v: &Value) -> Result<AgentCard, Error> {
+    let o = obj(v, "card")?;
+    let mut card: AgentCard = serde_json::from_value(v.clone())
+        .map_err(|e| Error::invalid_params("card", e.to_string()))?;
+    if o.contains_key("supportedInterfaces") {
+        return Ok(card);
+    }
+    let version = s(o, "protocolVersion").unwrap_or_else(|| PROTOCOL_VERSION_V03.to_owned());
+    let mut seen = std::collections::HashSet::new();
+    let primary = s(o, "url").map(|url| {
+        let binding = s(o, "preferredTransport").unwrap_or_else(|| BINDING_JSONRPC.to_owned());
+        (url, binding)
+    });
+    let additional = o
+        .get("additionalInterfaces")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .filter_map(|i| Some((s(i, "url")?, s(i, "transport")?)));
+    for (url, binding) in primary.into_iter().chain(additional) {
+        if seen.insert((url.clone(), binding.clone())) {
+            card.supported_interfaces
+                .push(AgentInterface::new(binding, url).with_protocol_version(version.clone()));
+        }
+    }
+    if card.security_requirements.is_empty() {
+        card.security_requirements = decode_requirements(o.get("security"));
+    }
+    if o.get("supportsAuthenticatedExtendedCard") == Some(&Value::Bool(true)) {
+        card.capabilities.extended_agent_card = Some(true);
+    }
+    if let Some(skills) = o.get("skills").and_then(Value::as_array) {
+        for (skill, raw) in card.skills.iter_mut().zip(skills) {
+            if skill.security_requirements.is_empty() {
+                skill.security_requirements = decode_requirements(raw.get("security"));
+            }
+        }
+    }
+    Ok(card)
+}

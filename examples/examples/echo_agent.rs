@@ -1,0 +1,2 @@
+//! Run with: cargo run -p a2a-examples --example echo_agent
+fn main() {}
