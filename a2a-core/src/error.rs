@@ -425,6 +425,12 @@ impl Error {
         });
         if let Some(kind) = kind {
             e.code = kind.json_rpc_code();
+            // A kind inferred from the HTTP status is recorded as an ErrorInfo, so that `kind()`
+            // reports it even when its JSON-RPC code is shared (413 and 400 both map to -32600).
+            if e.error_info().is_none() {
+                e.details
+                    .insert(0, Error::from_kind(kind).details.remove(0));
+            }
         }
         Some(e)
     }

@@ -103,6 +103,9 @@ impl<'de> Deserialize<'de> for Id {
 
 /// A JSON-RPC request.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// Without this bound, serde's `default` on `params` would demand `P: Default`, and a
+// `Request<SendMessageRequest>` could not be deserialized.
+#[serde(bound(deserialize = "P: Deserialize<'de>"))]
 pub struct Request<P = Value> {
     /// Always `"2.0"`.
     pub jsonrpc: Version,

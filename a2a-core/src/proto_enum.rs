@@ -78,6 +78,14 @@ macro_rules! proto_enum {
 
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                // ProtoJSON writes an unknown enum number as a number; pass it on as received.
+                if let $name::Unknown(v) = self {
+                    if let Ok(n) = v.parse::<i64>() {
+                        if n.to_string() == *v {
+                            return s.serialize_i64(n);
+                        }
+                    }
+                }
                 s.serialize_str(self.as_str())
             }
         }

@@ -32,9 +32,14 @@ fn obj<'a>(v: &'a Value, at: &str) -> Result<&'a Obj, Error> {
 }
 
 fn opt_str(o: &Obj, key: &str, at: &str) -> Result<Option<String>, Error> {
+    Ok(content_str(o, key, at)?.filter(|s| !s.is_empty()))
+}
+
+/// Like [`opt_str`], but `""` is a value: for part content, where an empty text or an empty
+/// file is still content.
+fn content_str(o: &Obj, key: &str, at: &str) -> Result<Option<String>, Error> {
     match o.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s.is_empty() => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(_) => Err(Error::invalid_params(
             &format!("{at}.{key}"),
@@ -230,11 +235,17 @@ pub fn decode_part(v: &Value, at: &str) -> Result<Part, Error> {
         None => return Err(Error::invalid_params(&format!("{at}.kind"), "is required")),
     };
     let mut part = match kind {
-        "text" => Part::text(req_str(o, "text", at)?),
+        "text" => Part::text(
+            content_str(o, "text", at)?
+                .ok_or_else(|| Error::invalid_params(&format!("{at}.text"), "is required"))?,
+        ),
         "file" => {
             let fat = format!("{at}.file");
             let file = obj(o.get("file").unwrap_or(&Value::Null), &fat)?;
-            let mut part = match (opt_str(file, "bytes", &fat)?, opt_str(file, "uri", &fat)?) {
+            let mut part = match (
+                content_str(file, "bytes", &fat)?,
+                content_str(file, "uri", &fat)?,
+            ) {
                 (Some(b), None) => Part::raw(decode_base64(&b).map_err(|e| {
                     Error::invalid_params(
                         &format!("{fat}.bytes"),
@@ -258,11 +269,10 @@ pub fn decode_part(v: &Value, at: &str) -> Result<Part, Error> {
                 .get("data")
                 .cloned()
                 .ok_or_else(|| Error::invalid_params(&format!("{at}.data"), "is required"))?;
-            let compat = metadata
-                .as_mut()
-                .and_then(|m| m.remove(DATA_PART_COMPAT))
-                .is_some_and(|f| f == Value::Bool(true));
-            if metadata.as_ref().is_some_and(Map::is_empty) {
+            let flag = metadata.as_mut().and_then(|m| m.remove(DATA_PART_COMPAT));
+            let compat = flag == Some(Value::Bool(true));
+            // Drop the metadata only if the flag was all it held.
+            if flag.is_some() && metadata.as_ref().is_some_and(Map::is_empty) {
                 metadata = None;
             }
             match data {
@@ -946,15 +956,15 @@ fn v03_card_keys(card: &AgentCard) -> Obj {
             i.protocol_binding.clone().into(),
         );
     }
+    let has_v03 = card
+        .supported_interfaces
+        .iter()
+        .any(|i| i.protocol_version == PROTOCOL_VERSION_V03);
     let additional: Vec<Value> = card
         .supported_interfaces
         .iter()
-        .filter(|i| {
-            i.protocol_version == PROTOCOL_VERSION_V03
-                || card
-                    .interface(&i.protocol_binding, PROTOCOL_VERSION_V03)
-                    .is_none()
-        })
+        // Only interfaces that speak v0.3 (all of them if none is marked 0.3).
+        .filter(|i| i.protocol_version == PROTOCOL_VERSION_V03 || !has_v03)
         .map(|i| json!({"url": i.url, "transport": i.protocol_binding}))
         .collect();
     if !additional.is_empty() {
@@ -1066,7 +1076,11 @@ pub fn decode_card(v: &Value) -> Result<AgentCard, Error> {
     if o.contains_key("supportedInterfaces") {
         return Ok(card);
     }
-    let version = s(o, "protocolVersion").unwrap_or_else(|| PROTOCOL_VERSION_V03.to_owned());
+    // Interface versions are `Major.Minor`; v0.3 cards say "0.3.0".
+    let version = s(o, "protocolVersion").map_or_else(
+        || PROTOCOL_VERSION_V03.to_owned(),
+        |v| v.split('.').take(2).collect::<Vec<_>>().join("."),
+    );
     let mut seen = std::collections::HashSet::new();
     let primary = s(o, "url").map(|url| {
         let binding = s(o, "preferredTransport").unwrap_or_else(|| BINDING_JSONRPC.to_owned());

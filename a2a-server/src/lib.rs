@@ -1,1 +1,71 @@
-//! placeholder
+//! An A2A (Agent2Agent) protocol v1.0 agent server on axum.
+//!
+//! Implement the one trait, [`Agent`], build a [`Server`], and mount its router: you get the
+//! agent card at `/.well-known/agent-card.json` (and `/.well-known/agent.json`), the JSON-RPC
+//! binding at `POST /` (v1.0 and v0.3 method names), the HTTP+JSON binding (`/message:send`,
+//! `/tasks/{id}`, … also under `/{tenant}`), server-sent-event streams, and the task lifecycle
+//! enforced and stored before anyone sees a change.
+//!
+//! # Quick start
+//!
+//! ```no_run
+//! use a2a_core::{AgentCard, Artifact, Error};
+//! use a2a_server::{Agent, RequestContext, Server, SledStore, TaskEvents};
+//!
+//! struct Echo;
+//!
+//! impl Agent for Echo {
+//!     async fn execute(&self, cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
+//!         events.working("echoing").await?;
+//!         events.artifact(Artifact::text("echo", cx.message.text())).await?;
+//!         events.complete(None).await
+//!     }
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let card = AgentCard::builder("Echo", "Repeats what you say").build();
+//!     let server = Server::builder(Echo)
+//!         .agent_card(card)
+//!         .task_store(SledStore::open("./a2a-data")?)
+//!         .public_url("http://127.0.0.1:8080")
+//!         .build()?;
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//!     axum::serve(listener, server.into_router()).await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `sled` | yes | [`SledStore`], the durable embedded task store |
+//! | `cli` | yes | the `a2a-server` binary (demo agent, flags, logging) |
+//!
+//! # Guarantees
+//!
+//! - Every change to a task is written to the [`TaskStore`] (and, for sled, flushed) before a
+//!   response or stream event reveals it.
+//! - An illegal transition (anything after a terminal state; a lifecycle step the spec does not
+//!   allow) is returned to the agent as an error; the task is not touched.
+//! - An agent that returns an error or panics fails its task with a status message; the
+//!   server keeps serving.
+//! - Streams end after a terminal or interrupted state; a slow subscriber never blocks the
+//!   agent (it is resynchronized with a task snapshot); a vanished one disturbs nothing.
+
+mod agent;
+pub mod demo;
+mod events;
+mod handler;
+mod http;
+mod runtime;
+pub mod store;
+
+pub use agent::{Agent, RequestContext, ServiceParams};
+pub use events::TaskEvents;
+pub use handler::{CallContext, EventStream, RequestHandler, StreamEvent};
+pub use http::{BuildError, DEFAULT_BODY_LIMIT, DEFAULT_KEEP_ALIVE, Server, ServerBuilder};
+#[cfg(feature = "sled")]
+pub use store::SledStore;
+pub use store::{MemoryStore, Scope, StoreError, StoredTask, TaskStore};

@@ -1,1 +1,105 @@
-fn main() {}
+//! `a2a-server`: serves the demo agent over A2A (JSON-RPC, HTTP+JSON, SSE), storing tasks in
+//! sled under `./a2a-data` by default.
+
+use a2a_server::demo::DemoAgent;
+use a2a_server::{MemoryStore, Server, SledStore, TaskStore};
+use clap::Parser;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// An A2A agent server running the demo agent.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, env = "A2A_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The base URL clients use, as advertised in the agent card (default: http://<listen>).
+    #[arg(long, env = "A2A_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Where sled keeps the tasks.
+    #[arg(long, env = "A2A_DATA_DIR", default_value = "./a2a-data")]
+    data_dir: PathBuf,
+    /// Keep tasks in memory only (nothing survives a restart).
+    #[arg(long, env = "A2A_MEMORY", conflicts_with = "data_dir")]
+    memory: bool,
+    /// Seconds between SSE keep-alive comments.
+    #[arg(long, env = "A2A_KEEP_ALIVE_SECS", default_value_t = 15)]
+    keep_alive_secs: u64,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sled=warn".into()),
+        )
+        .init();
+    let args = Args::parse();
+    let store: Arc<dyn TaskStore> = if args.memory {
+        Arc::new(MemoryStore::new())
+    } else {
+        Arc::new(SledStore::open(&args.data_dir).map_err(|e| {
+            format!(
+                "cannot open the task store in {}: {e}",
+                args.data_dir.display()
+            )
+        })?)
+    };
+    let public_url = args
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{}", args.listen));
+    let server = Server::builder(DemoAgent)
+        .agent_card(DemoAgent::card())
+        .task_store_arc(store)
+        .public_url(&public_url)
+        .keep_alive(Duration::from_secs(args.keep_alive_secs.max(1)))
+        .build()?;
+    let shutdown = server.shutdown_token();
+    let flush = server.handler();
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    tracing::info!(
+        listen = %args.listen,
+        card = %format!("{public_url}/.well-known/agent-card.json"),
+        store = if args.memory { "memory".to_owned() } else { format!("sled at {}", args.data_dir.display()) },
+        "A2A server ready"
+    );
+    let signal_token = shutdown.clone();
+    axum::serve(listener, server.into_router())
+        .with_graceful_shutdown(async move {
+            wait_for_signal().await;
+            tracing::info!("shutting down: closing streams, flushing the store");
+            signal_token.cancel();
+        })
+        .await?;
+    flush.flush().await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}

@@ -1,0 +1,128 @@
+//! [`TaskEvents`]: how an agent reports progress.
+
+use crate::runtime::{Change, Runtime, TaskCell};
+use a2a_core::{Artifact, ContextId, Error, Message, TaskId, TaskState, TaskStatus};
+use std::sync::Arc;
+
+/// The handle an agent reports through. Every method stores the change before any client sees
+/// it, and fails with an error (leaving the task untouched) when the change is illegal: a
+/// transition the lifecycle forbids, anything after a terminal state, an empty artifact.
+///
+/// The first call decides what the client gets: [`TaskEvents::reply`] answers with a single
+/// message and no task; any other call creates the task.
+#[derive(Clone)]
+pub struct TaskEvents {
+    rt: Arc<Runtime>,
+    cell: Arc<TaskCell>,
+}
+
+impl std::fmt::Debug for TaskEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskEvents")
+            .field("task_id", &self.cell.id)
+            .finish_non_exhaustive()
+    }
+}
+
+fn agent_message(text: impl Into<String>) -> Option<Message> {
+    let text = text.into();
+    (!text.is_empty()).then(|| Message::agent_text(text))
+}
+
+impl TaskEvents {
+    pub(crate) fn new(rt: Arc<Runtime>, cell: Arc<TaskCell>) -> Self {
+        Self { rt, cell }
+    }
+
+    async fn apply(&self, change: Change) -> Result<(), Error> {
+        self.cell.apply(&self.rt, change, false).await.map(|_| ())
+    }
+
+    /// The task's id.
+    pub fn task_id(&self) -> &TaskId {
+        &self.cell.id
+    }
+
+    /// The task's context id.
+    pub fn context_id(&self) -> &ContextId {
+        &self.cell.context_id
+    }
+
+    /// Whether the task was canceled (or the server is shutting down).
+    pub fn is_canceled(&self) -> bool {
+        self.cell.cancel.is_cancelled()
+    }
+
+    /// Sets any status. The helpers below cover the usual cases.
+    pub async fn status(&self, status: TaskStatus) -> Result<(), Error> {
+        self.apply(Change::Status(status)).await
+    }
+
+    /// WORKING, with a progress message (none if `text` is empty).
+    pub async fn working(&self, text: impl Into<String>) -> Result<(), Error> {
+        self.set(TaskState::Working, agent_message(text)).await
+    }
+
+    /// INPUT_REQUIRED, with the question for the client.
+    pub async fn input_required(&self, question: impl Into<String>) -> Result<(), Error> {
+        self.set(TaskState::InputRequired, agent_message(question))
+            .await
+    }
+
+    /// AUTH_REQUIRED, with an explanation for the client.
+    pub async fn auth_required(&self, text: impl Into<String>) -> Result<(), Error> {
+        self.set(TaskState::AuthRequired, agent_message(text)).await
+    }
+
+    /// COMPLETED, with an optional final message.
+    pub async fn complete(&self, message: Option<Message>) -> Result<(), Error> {
+        self.set(TaskState::Completed, message).await
+    }
+
+    /// FAILED, with the reason.
+    pub async fn fail(&self, reason: impl Into<String>) -> Result<(), Error> {
+        self.set(TaskState::Failed, agent_message(reason)).await
+    }
+
+    /// REJECTED: the agent declines the work, saying why.
+    pub async fn reject(&self, reason: impl Into<String>) -> Result<(), Error> {
+        self.set(TaskState::Rejected, agent_message(reason)).await
+    }
+
+    async fn set(&self, state: TaskState, message: Option<Message>) -> Result<(), Error> {
+        let mut status = TaskStatus::new(state);
+        status.message = message;
+        self.status(status).await
+    }
+
+    /// A whole artifact (replaces an earlier one with the same id).
+    pub async fn artifact(&self, artifact: Artifact) -> Result<(), Error> {
+        self.artifact_chunk(artifact, false, true).await
+    }
+
+    /// One chunk of an artifact: `append` adds its parts to the artifact with the same id (the
+    /// stored task holds the merged result); `last_chunk` says no more chunks follow.
+    pub async fn artifact_chunk(
+        &self,
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Result<(), Error> {
+        self.apply(Change::Artifact {
+            artifact,
+            append,
+            last_chunk,
+        })
+        .await
+    }
+
+    /// An agent message in the task (added to its history and streamed).
+    pub async fn message(&self, message: Message) -> Result<(), Error> {
+        self.apply(Change::Message(message)).await
+    }
+
+    /// Answers with a single message and no task. Only allowed as the first event.
+    pub async fn reply(&self, message: Message) -> Result<(), Error> {
+        self.apply(Change::Reply(message)).await
+    }
+}

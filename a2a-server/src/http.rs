@@ -1,0 +1,247 @@
+//! The HTTP side: [`Server`] (built with [`ServerBuilder`]) turns an [`Agent`] into an
+//! [`axum::Router`] serving the agent card, the JSON-RPC binding (`POST /`) and the HTTP+JSON
+//! binding (`/message:send`, `/tasks/{id}`, …, also under a `/{tenant}` prefix).
+
+mod card;
+mod extract;
+mod jsonrpc;
+mod rest;
+mod sse;
+
+use crate::agent::{Agent, DynAgent};
+use crate::handler::RequestHandler;
+use crate::runtime::Runtime;
+use crate::store::{MemoryStore, TaskStore};
+use a2a_core::{
+    AgentCard, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC, PROTOCOL_VERSION_V03,
+};
+use axum::Router;
+use axum::routing::{get, post};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The default request body limit: 10 MiB.
+pub const DEFAULT_BODY_LIMIT: usize = 10 * 1024 * 1024;
+/// The default interval of SSE keep-alive comments.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Settings shared by the HTTP handlers.
+#[derive(Debug)]
+pub(crate) struct HttpConfig {
+    pub(crate) body_limit: usize,
+    pub(crate) keep_alive: Duration,
+}
+
+/// Everything the HTTP handlers share.
+#[derive(Debug)]
+pub(crate) struct AppState {
+    pub(crate) handler: Arc<RequestHandler>,
+    pub(crate) config: HttpConfig,
+    pub(crate) card: card::CardCache,
+}
+
+/// An A2A agent server. Build one with [`Server::builder`], then mount [`Server::into_router`]
+/// in your axum app (you own the listener):
+///
+/// ```no_run
+/// # use a2a_core::{AgentCard, Error};
+/// # use a2a_server::{Agent, RequestContext, Server, TaskEvents};
+/// # struct Echo;
+/// # impl Agent for Echo {
+/// #     async fn execute(&self, _: RequestContext, e: TaskEvents) -> Result<(), Error> { e.complete(None).await }
+/// # }
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let card = AgentCard::builder("Echo", "Repeats what you say").build();
+/// let server = Server::builder(Echo)
+///     .agent_card(card)
+///     .public_url("http://127.0.0.1:8080")
+///     .build()?;
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// axum::serve(listener, server.into_router()).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Server {
+    state: Arc<AppState>,
+}
+
+/// A configuration mistake found by [`ServerBuilder::build`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The public URL is not an absolute http(s) URL.
+    #[error("public URL {0:?} must be an absolute http:// or https:// URL")]
+    PublicUrl(String),
+    /// The card declares push notifications, which this server version cannot deliver.
+    #[error("the agent card declares pushNotifications, which this server does not support yet")]
+    PushNotSupported,
+}
+
+/// Builds a [`Server`].
+#[must_use]
+pub struct ServerBuilder {
+    agent: Arc<dyn DynAgent>,
+    card: Option<AgentCard>,
+    extended_card: Option<AgentCard>,
+    store: Option<Arc<dyn TaskStore>>,
+    public_url: String,
+    body_limit: usize,
+    keep_alive: Duration,
+    streaming: bool,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("public_url", &self.public_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Starts building a server for `agent`.
+    pub fn builder<A: Agent>(agent: A) -> ServerBuilder {
+        ServerBuilder {
+            agent: Arc::new(agent),
+            card: None,
+            extended_card: None,
+            store: None,
+            public_url: "http://127.0.0.1:8080".to_owned(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            keep_alive: DEFAULT_KEEP_ALIVE,
+            streaming: true,
+        }
+    }
+
+    /// The transport-independent handler (for custom transports and tests).
+    pub fn handler(&self) -> Arc<RequestHandler> {
+        self.state.handler.clone()
+    }
+
+    /// The agent card as served (with `supportedInterfaces` and capabilities filled in).
+    pub fn agent_card(&self) -> &AgentCard {
+        &self.state.handler.card
+    }
+
+    /// A token that, when cancelled, ends every open stream and signals running agents to
+    /// stop (through their cancellation tokens). Call it when shutting down.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.state.handler.rt.shutdown.clone()
+    }
+
+    /// Makes everything stored so far durable (call after the HTTP server stopped).
+    pub async fn flush(&self) -> Result<(), crate::store::StoreError> {
+        self.state.handler.rt.store.sync().await
+    }
+
+    /// The axum router with every route of both bindings and the agent card.
+    pub fn into_router(self) -> Router {
+        let state = self.state;
+        let card_routes = Router::new()
+            .route("/.well-known/agent-card.json", get(card::serve))
+            .route("/.well-known/agent.json", get(card::serve))
+            .layer(
+                tower_http::cors::CorsLayer::new()
+                    .allow_origin(tower_http::cors::Any)
+                    .allow_methods([http::Method::GET])
+                    .expose_headers([http::header::ETAG]),
+            );
+        Router::new()
+            .route("/", post(jsonrpc::serve))
+            .merge(card_routes)
+            .fallback(rest::serve)
+            .with_state(state)
+    }
+}
+
+use axum::http;
+
+impl ServerBuilder {
+    /// The agent card. Its `supportedInterfaces` are replaced by the bindings this server
+    /// mounts at the public URL, and `capabilities.streaming` by what the server offers.
+    pub fn agent_card(mut self, card: AgentCard) -> Self {
+        self.card = Some(card);
+        self
+    }
+
+    /// The extended card served to `GetExtendedAgentCard` (declares the capability).
+    pub fn extended_agent_card(mut self, card: AgentCard) -> Self {
+        self.extended_card = Some(card);
+        self
+    }
+
+    /// Where tasks are stored (default: in memory; use [`crate::SledStore`] to persist).
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Like [`Self::task_store`], for a store already behind an `Arc`.
+    pub fn task_store_arc(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// The base URL clients reach this server at, as advertised in the card
+    /// (default `http://127.0.0.1:8080`).
+    pub fn public_url(mut self, url: impl Into<String>) -> Self {
+        self.public_url = url.into();
+        self
+    }
+
+    /// The largest accepted request body (default 10 MiB); larger ones get HTTP 413.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// The interval of SSE keep-alive comments (default 15 s).
+    pub fn keep_alive(mut self, every: Duration) -> Self {
+        self.keep_alive = every;
+        self
+    }
+
+    /// Whether to offer streaming (SendStreamingMessage, SubscribeToTask); default on.
+    pub fn streaming(mut self, on: bool) -> Self {
+        self.streaming = on;
+        self
+    }
+
+    /// The server, or the first configuration mistake.
+    pub fn build(self) -> Result<Server, BuildError> {
+        let url = self.public_url.trim_end_matches('/').to_owned();
+        if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+            return Err(BuildError::PublicUrl(self.public_url));
+        }
+        let mut card = self
+            .card
+            .unwrap_or_else(|| AgentCard::builder("A2A agent", "An A2A agent").build());
+        if card.capabilities.push_notifications() {
+            return Err(BuildError::PushNotSupported);
+        }
+        card.supported_interfaces = vec![
+            AgentInterface::new(BINDING_JSONRPC, url.clone()),
+            AgentInterface::new(BINDING_HTTP_JSON, url.clone()),
+            AgentInterface::new(BINDING_JSONRPC, url).with_protocol_version(PROTOCOL_VERSION_V03),
+        ];
+        card.capabilities.streaming = Some(self.streaming);
+        card.capabilities.extended_agent_card = Some(self.extended_card.is_some());
+        let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
+        let handler = Arc::new(RequestHandler {
+            rt: Arc::new(Runtime::new(store, self.agent)),
+            card: card.clone(),
+            extended_card: self.extended_card,
+        });
+        Ok(Server {
+            state: Arc::new(AppState {
+                card: card::CardCache::new(&card),
+                handler,
+                config: HttpConfig {
+                    body_limit: self.body_limit,
+                    keep_alive: self.keep_alive,
+                },
+            }),
+        })
+    }
+}

@@ -1,0 +1,104 @@
+//! What both bindings read from an HTTP request: the body (with a size limit), and the service
+//! parameters (`A2A-Version`, `A2A-Extensions`).
+
+use crate::agent::ServiceParams;
+use crate::handler::CallContext;
+use a2a_core::{Error, ErrorKind};
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue};
+use bytes::Bytes;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+
+/// Reads the whole body, refusing more than `limit` bytes with PayloadTooLarge (HTTP 413).
+pub(crate) async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<Bytes, Error> {
+    let too_large = || {
+        Error::new(
+            ErrorKind::PayloadTooLarge,
+            format!("Request body too large: the limit is {limit} bytes"),
+        )
+    };
+    let declared = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+        Err(e) => Err(Error::new(
+            ErrorKind::InvalidRequest,
+            format!("Could not read the request body: {e}"),
+        )),
+    }
+}
+
+fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
+    query?
+        .split('&')
+        .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v)
+}
+
+/// Reads the service parameters and checks the requested version: `1.x` and `0.3` (or none)
+/// are served, each request by its shape (method name or path); anything else is
+/// VersionNotSupported.
+pub(crate) fn call_context(headers: &HeaderMap, query: Option<&str>) -> Result<CallContext, Error> {
+    let version = headers
+        .get("a2a-version")
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| query_param(query, "A2A-Version"))
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned);
+    if let Some(v) = version.as_deref() {
+        let mut parts = v.split('.');
+        let supported = match (parts.next(), parts.next()) {
+            (Some("1"), Some(minor)) => {
+                !minor.is_empty() && minor.chars().all(|c| c.is_ascii_digit())
+            }
+            (Some("1"), None) => true,
+            (Some("0"), Some("3")) => true,
+            _ => false,
+        };
+        if !supported {
+            return Err(Error::new(
+                ErrorKind::VersionNotSupported,
+                format!("A2A-Version {v} is not supported; this server speaks 1.0 and 0.3"),
+            )
+            .with_metadata("requestedVersion", v));
+        }
+    }
+    let mut extensions = Vec::new();
+    for name in ["a2a-extensions", "x-a2a-extensions"] {
+        for value in headers.get_all(name) {
+            if let Ok(v) = value.to_str() {
+                extensions.extend(
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned),
+                );
+            }
+        }
+    }
+    Ok(CallContext::new(
+        Default::default(),
+        ServiceParams::new(version, extensions),
+    ))
+}
+
+/// The `A2A-Extensions` response header listing the activated extensions, if any.
+pub(crate) fn extensions_header(active: &[String]) -> Option<HeaderValue> {
+    if active.is_empty() {
+        None
+    } else {
+        HeaderValue::from_str(&active.join(", ")).ok()
+    }
+}

@@ -1,0 +1,271 @@
+//! The JSON-RPC 2.0 binding: one `POST` endpoint. Envelope errors are answered with HTTP 200
+//! (-32700 with a `null` id, -32600, -32601); A2A errors carry an ErrorInfo in `data`. v1.0
+//! method names are served directly; v0.3 names (`message/send`, …) through a2a-core's
+//! translation, so v0.3 clients work unchanged.
+
+use super::extract::{call_context, extensions_header, read_body};
+use super::{AppState, sse};
+use crate::handler::{CallContext, RequestHandler, StreamEvent};
+use a2a_core::jsonrpc::{Id, Request, Response as RpcResponse};
+use a2a_core::v03::{self, Params};
+use a2a_core::{Error, ErrorKind, Method, SendMessageRequest, Validate};
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::sync::Arc;
+
+fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (
+            status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            bytes,
+        )
+            .into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "a JSON-RPC response failed to serialize");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+fn error_response(id: Id, error: Error) -> Response {
+    // Oversized bodies get 413 (the issue of the transport, not of the call); every other
+    // error is a JSON-RPC error with HTTP 200.
+    let status = if error.is(ErrorKind::PayloadTooLarge) {
+        StatusCode::PAYLOAD_TOO_LARGE
+    } else {
+        StatusCode::OK
+    };
+    json_response(status, &RpcResponse::<Value>::error(id, error))
+}
+
+fn params<P: DeserializeOwned + Validate>(req: &Request) -> Result<P, Error> {
+    let p: P = req.params_as()?;
+    p.validate()?;
+    Ok(p)
+}
+
+pub(crate) async fn serve(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let bytes = match read_body(&headers, body, state.config.body_limit).await {
+        Ok(b) => b,
+        Err(e) => return error_response(Id::Null, e),
+    };
+    let req = match Request::parse(&bytes) {
+        Ok(r) => r,
+        Err(response) => return json_response(StatusCode::OK, &*response),
+    };
+    let id = req.id.clone();
+    let cx = match call_context(&headers, query.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return error_response(id, e),
+    };
+    let handler = &state.handler;
+    let active = match handler.activated_extensions(&cx) {
+        Ok(a) => a,
+        Err(e) => return error_response(id, e),
+    };
+    let mut response = if let Some(method) = Method::from_name(&req.method) {
+        dispatch_v1(&state, handler, cx, method, &req).await
+    } else if let Some(method) = Method::from_v03_name(&req.method) {
+        dispatch_v03(&state, handler, cx, method, &req).await
+    } else {
+        error_response(
+            id,
+            Error::new(
+                ErrorKind::MethodNotFound,
+                format!("Method not found: {:?}", req.method),
+            ),
+        )
+    };
+    if let Some(v) = extensions_header(&active) {
+        response.headers_mut().insert("a2a-extensions", v);
+    }
+    response
+}
+
+fn unary<T: Serialize>(id: Id, result: Result<T, Error>) -> Response {
+    match result {
+        Ok(r) => json_response(StatusCode::OK, &RpcResponse::result(id, r)),
+        Err(e) => error_response(id, e),
+    }
+}
+
+fn tenant_of(req: &Request) -> Option<String> {
+    req.params
+        .as_ref()
+        .and_then(|p| p.get("tenant"))
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+}
+
+async fn dispatch_v1(
+    state: &AppState,
+    h: &RequestHandler,
+    cx: CallContext,
+    method: Method,
+    req: &Request,
+) -> Response {
+    let id = req.id.clone();
+    let cx = cx.with_tenant(tenant_of(req));
+    match method {
+        Method::SendMessage => match params::<SendMessageRequest>(req) {
+            Ok(p) => unary(id, h.send_message(&cx, p).await),
+            Err(e) => error_response(id, e),
+        },
+        Method::SendStreamingMessage => {
+            let stream = match params::<SendMessageRequest>(req) {
+                Ok(p) => h.send_streaming_message(&cx, p).await,
+                Err(e) => Err(e),
+            };
+            stream_v1(state, id, stream)
+        }
+        Method::SubscribeToTask => {
+            let stream = match params(req) {
+                Ok(p) => h.subscribe_to_task(&cx, p).await,
+                Err(e) => Err(e),
+            };
+            stream_v1(state, id, stream)
+        }
+        Method::GetTask => match params(req) {
+            Ok(p) => unary(id, h.get_task(&cx, p).await),
+            Err(e) => error_response(id, e),
+        },
+        Method::ListTasks => match params(req) {
+            Ok(p) => unary(id, h.list_tasks(&cx, p).await),
+            Err(e) => error_response(id, e),
+        },
+        Method::CancelTask => match params(req) {
+            Ok(p) => unary(id, h.cancel_task(&cx, p).await),
+            Err(e) => error_response(id, e),
+        },
+        Method::CreateTaskPushNotificationConfig => match params(req) {
+            Ok(p) => unary(id, h.create_push_config(&cx, p).await),
+            Err(e) => error_response(id, e),
+        },
+        Method::GetTaskPushNotificationConfig => match params(req) {
+            Ok(p) => unary(id, h.get_push_config(&cx, p).await),
+            Err(e) => error_response(id, e),
+        },
+        Method::ListTaskPushNotificationConfigs => match params(req) {
+            Ok(p) => unary(id, h.list_push_configs(&cx, p).await),
+            Err(e) => error_response(id, e),
+        },
+        Method::DeleteTaskPushNotificationConfig => match params(req) {
+            Ok(p) => unary(id, h.delete_push_config(&cx, p).await),
+            Err(e) => error_response(id, e),
+        },
+        Method::GetExtendedAgentCard => match params(req) {
+            Ok(p) => unary(id, h.get_extended_agent_card(&cx, p).await),
+            Err(e) => error_response(id, e),
+        },
+        _ => error_response(id, Error::from_kind(ErrorKind::MethodNotFound)),
+    }
+}
+
+fn stream_v1(state: &AppState, id: Id, stream: Result<crate::EventStream, Error>) -> Response {
+    match stream {
+        Ok(events) => sse::respond(events, state.config.keep_alive, move |e: &StreamEvent| {
+            serde_json::to_string(&RpcResponse::result(id.clone(), &e.event))
+        }),
+        Err(e) => error_response(id, e),
+    }
+}
+
+async fn dispatch_v03(
+    state: &AppState,
+    h: &RequestHandler,
+    cx: CallContext,
+    method: Method,
+    req: &Request,
+) -> Response {
+    let id = req.id.clone();
+    let params = match v03::decode_params(method, req.params.as_ref().unwrap_or(&Value::Null)) {
+        Ok(p) => p,
+        Err(e) => return error_response(id, e),
+    };
+    match params {
+        Params::SendMessage(p) if method == Method::SendStreamingMessage => {
+            let stream = match p.validate() {
+                Ok(()) => h.send_streaming_message(&cx, p).await,
+                Err(e) => Err(e),
+            };
+            stream_v03(state, id, stream)
+        }
+        Params::SendMessage(p) => match p.validate() {
+            Ok(()) => unary(
+                id,
+                h.send_message(&cx, p)
+                    .await
+                    .map(|r| v03::encode_send_response(&r)),
+            ),
+            Err(e) => error_response(id, e),
+        },
+        Params::SubscribeToTask(p) => {
+            let stream = h.subscribe_to_task(&cx, p).await;
+            stream_v03(state, id, stream)
+        }
+        Params::GetTask(p) => unary(id, h.get_task(&cx, p).await.map(|t| v03::encode_task(&t))),
+        Params::CancelTask(p) => unary(
+            id,
+            h.cancel_task(&cx, p).await.map(|t| v03::encode_task(&t)),
+        ),
+        Params::CreatePushConfig(p) => unary(
+            id,
+            h.create_push_config(&cx, p)
+                .await
+                .map(|c| v03::encode_push_config(&c)),
+        ),
+        Params::GetPushConfig(p) => unary(
+            id,
+            h.get_push_config(&cx, p)
+                .await
+                .map(|c| v03::encode_push_config(&c)),
+        ),
+        Params::ListPushConfigs(p) => unary(
+            id,
+            h.list_push_configs(&cx, p).await.map(|l| {
+                l.configs
+                    .iter()
+                    .map(v03::encode_push_config)
+                    .collect::<Vec<_>>()
+            }),
+        ),
+        Params::DeletePushConfig(p) => {
+            unary(id, h.delete_push_config(&cx, p).await.map(|_| Value::Null))
+        }
+        Params::GetExtendedAgentCard(p) => unary(
+            id,
+            h.get_extended_agent_card(&cx, p)
+                .await
+                .map(|c| v03::encode_card(&c)),
+        ),
+        Params::ListTasks(_) => error_response(id, Error::from_kind(ErrorKind::MethodNotFound)),
+        _ => error_response(id, Error::from_kind(ErrorKind::MethodNotFound)),
+    }
+}
+
+fn stream_v03(state: &AppState, id: Id, stream: Result<crate::EventStream, Error>) -> Response {
+    match stream {
+        Ok(events) => sse::respond(events, state.config.keep_alive, move |e: &StreamEvent| {
+            serde_json::to_string(&RpcResponse::result(
+                id.clone(),
+                v03::encode_stream_event(&e.event),
+            ))
+        }),
+        Err(e) => error_response(id, e),
+    }
+}

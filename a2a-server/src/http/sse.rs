@@ -1,0 +1,47 @@
+//! Server-sent events: one `id:` (the task's sequence number) and one single-line `data:` per
+//! event, `: keep-alive` comments while idle, and the response ends after the last event.
+
+use crate::handler::{EventStream, StreamEvent};
+use axum::http::{HeaderValue, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt as _;
+use std::convert::Infallible;
+use std::time::Duration;
+
+/// Turns an event stream into an SSE response; `encode` writes each event's `data` JSON.
+pub(crate) fn respond(
+    events: EventStream,
+    keep_alive: Duration,
+    encode: impl Fn(&StreamEvent) -> Result<String, serde_json::Error> + Send + 'static,
+) -> Response {
+    let stream = events.map(move |e| {
+        let event = match encode(&e) {
+            Ok(json) => Event::default().data(json),
+            Err(err) => {
+                tracing::error!(error = %err, "an SSE event failed to serialize");
+                Event::default().event("error").data(
+                    serde_json::json!({"error": {
+                        "code": 500,
+                        "status": "INTERNAL",
+                        "message": format!("event serialization failed: {err}"),
+                    }})
+                    .to_string(),
+                )
+            }
+        };
+        let event = if e.seq > 0 {
+            event.id(e.seq.to_string())
+        } else {
+            event
+        };
+        Ok::<_, Infallible>(event)
+    });
+    let mut response = Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(keep_alive).text("keep-alive"))
+        .into_response();
+    let h = response.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}

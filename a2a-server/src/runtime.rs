@@ -1,0 +1,455 @@
+//! Running tasks: one [`TaskCell`] per task being worked on, which serializes its writes, stores
+//! each change before anyone sees it, and broadcasts the change (with its sequence number, the
+//! task's version after the write) to every subscriber.
+
+use crate::agent::{DynAgent, RequestContext};
+use crate::events::TaskEvents;
+use crate::store::{Scope, StoredTask, TaskStore};
+use a2a_core::{
+    Artifact, ContextId, Error, ErrorKind, Message, Role, StreamResponse, Task,
+    TaskArtifactUpdateEvent, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent, Validate,
+};
+use futures::FutureExt as _;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+/// How many events a subscriber may fall behind before it is resynchronized with a snapshot.
+const BROADCAST_CAPACITY: usize = 256;
+
+/// One event of a task with its sequence number (the task's version after the write).
+#[derive(Debug)]
+pub(crate) struct SeqEvent {
+    pub(crate) seq: u64,
+    pub(crate) event: StreamResponse,
+}
+
+/// What subscribers of a cell receive.
+#[derive(Clone, Debug)]
+pub(crate) enum Update {
+    /// A stored change.
+    Event(Arc<SeqEvent>),
+    /// An execution of the agent ended (after its last event).
+    Done,
+}
+
+/// A change an agent (or the server) makes to a task.
+#[derive(Debug)]
+pub(crate) enum Change {
+    Status(TaskStatus),
+    Artifact {
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    },
+    Message(Message),
+    /// A direct message answer, with no task (only before the task exists).
+    Reply(Message),
+    /// A follow-up user message to an interrupted task: appended, and the task moves to WORKING.
+    Continue(Message),
+}
+
+#[derive(Debug)]
+struct CellState {
+    /// `None` until the task is created by its first event.
+    stored: Option<StoredTask>,
+    /// The user message that will open the task when it is created.
+    initial: Option<Message>,
+    /// Set when the agent answered with a message instead of a task.
+    reply: Option<Message>,
+}
+
+/// A task being worked on or watched.
+#[derive(Debug)]
+pub(crate) struct TaskCell {
+    pub(crate) id: TaskId,
+    pub(crate) context_id: ContextId,
+    pub(crate) scope: Scope,
+    /// Triggered by CancelTask or server shutdown.
+    pub(crate) cancel: CancellationToken,
+    generation: AtomicU64,
+    state: tokio::sync::Mutex<CellState>,
+    tx: broadcast::Sender<Update>,
+}
+
+/// The result of applying a change.
+pub(crate) struct Applied {
+    /// The stored task after the change (`None` for a message reply).
+    pub(crate) stored: Option<StoredTask>,
+    /// A subscription taken right after the change, when asked for.
+    pub(crate) rx: Option<broadcast::Receiver<Update>>,
+}
+
+impl TaskCell {
+    /// Subscribes and takes the current snapshot atomically: every event after the snapshot
+    /// arrives through the receiver.
+    pub(crate) async fn subscribe(&self) -> (Option<StoredTask>, broadcast::Receiver<Update>) {
+        let st = self.state.lock().await;
+        (st.stored.clone(), self.tx.subscribe())
+    }
+
+    /// The current stored task, if created.
+    pub(crate) async fn snapshot(&self) -> Option<StoredTask> {
+        self.state.lock().await.stored.clone()
+    }
+
+    /// The message reply, if the agent answered with one.
+    pub(crate) async fn reply(&self) -> Option<Message> {
+        self.state.lock().await.reply.clone()
+    }
+
+    fn illegal(what: impl std::fmt::Display) -> Error {
+        Error::new(ErrorKind::InvalidAgentResponse, what.to_string())
+    }
+
+    /// Completes an agent-produced message: role agent, this task's ids.
+    fn own_message(&self, mut m: Message) -> Message {
+        if m.role == Role::Unspecified {
+            m.role = Role::Agent;
+        }
+        m.task_id.get_or_insert_with(|| self.id.clone());
+        m.context_id.get_or_insert_with(|| self.context_id.clone());
+        m
+    }
+
+    /// Applies `change` to `task` and returns the event that announces it.
+    fn apply_to(&self, task: &mut Task, change: Change) -> Result<StreamResponse, Error> {
+        let state = &task.status.state;
+        match change {
+            Change::Status(mut status) => {
+                if !state.can_transition_to(&status.state) {
+                    return Err(Self::illegal(format_args!(
+                        "illegal transition of task {} from {state} to {}",
+                        task.id, status.state
+                    )));
+                }
+                if let Some(m) = status.message.take() {
+                    let m = self.own_message(m);
+                    task.history.push(m.clone());
+                    status.message = Some(m);
+                }
+                task.status = status.clone();
+                Ok(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                    task_id: task.id.clone(),
+                    context_id: task.context_id.clone(),
+                    status,
+                    metadata: None,
+                }))
+            }
+            Change::Artifact {
+                artifact,
+                append,
+                last_chunk,
+            } => {
+                if state.is_terminal() {
+                    return Err(Self::illegal(format_args!(
+                        "task {} is {state}: no more artifacts",
+                        task.id
+                    )));
+                }
+                artifact
+                    .validate()
+                    .map_err(|e| Self::illegal(format_args!("invalid artifact: {}", e.message)))?;
+                task.apply_artifact(artifact.clone(), append);
+                Ok(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                    task_id: task.id.clone(),
+                    context_id: task.context_id.clone(),
+                    artifact,
+                    append,
+                    last_chunk,
+                    metadata: None,
+                }))
+            }
+            Change::Message(m) => {
+                if state.is_terminal() {
+                    return Err(Self::illegal(format_args!(
+                        "task {} is {state}: no more messages",
+                        task.id
+                    )));
+                }
+                let m = self.own_message(m);
+                task.history.push(m.clone());
+                Ok(StreamResponse::Message(m))
+            }
+            Change::Continue(m) => {
+                if !state.is_interrupted() {
+                    return Err(Error::new(
+                        ErrorKind::UnsupportedOperation,
+                        format!("Task {} is {state} and does not expect a message", task.id),
+                    ));
+                }
+                task.history.push(m);
+                let status = TaskStatus::new(TaskState::Working);
+                task.status = status.clone();
+                Ok(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                    task_id: task.id.clone(),
+                    context_id: task.context_id.clone(),
+                    status,
+                    metadata: None,
+                }))
+            }
+            Change::Reply(_) => Err(Self::illegal(
+                "a task exists already: send agent messages with TaskEvents::message",
+            )),
+        }
+    }
+
+    /// Stores `change`, then broadcasts it. With `subscribe`, also returns a receiver that sees
+    /// every later event.
+    pub(crate) async fn apply(
+        &self,
+        rt: &Runtime,
+        change: Change,
+        subscribe: bool,
+    ) -> Result<Applied, Error> {
+        let mut st = self.state.lock().await;
+        let (stored, event) = match (&st.stored, change) {
+            (None, Change::Reply(m)) => {
+                if st.reply.is_some() {
+                    return Err(Self::illegal("the agent already replied with a message"));
+                }
+                let m = self.own_message(m);
+                st.reply = Some(m.clone());
+                let rx = subscribe.then(|| self.tx.subscribe());
+                let _ = self.tx.send(Update::Event(Arc::new(SeqEvent {
+                    seq: 0,
+                    event: StreamResponse::Message(m),
+                })));
+                return Ok(Applied { stored: None, rx });
+            }
+            (None, change) => {
+                if st.reply.is_some() {
+                    return Err(Self::illegal(
+                        "the agent replied with a message: it cannot also create a task",
+                    ));
+                }
+                let mut task = Task::new(
+                    self.id.clone(),
+                    self.context_id.clone(),
+                    TaskStatus::new(TaskState::Submitted),
+                );
+                task.history.extend(st.initial.take());
+                if !matches!(&change, Change::Status(s) if s.state == TaskState::Submitted) {
+                    self.apply_to(&mut task, change)?;
+                }
+                let stored = rt.store.create(task, self.scope.clone()).await?;
+                let event = StreamResponse::Task(stored.task.clone());
+                (stored, event)
+            }
+            (Some(current), change) => {
+                let mut task = current.task.clone();
+                let event = self.apply_to(&mut task, change)?;
+                let stored = rt.store.update(task, current.version).await?;
+                (stored, event)
+            }
+        };
+        rt.store.sync().await?;
+        let terminal = stored.task.status.state.is_terminal();
+        let seq = stored.version;
+        st.stored = Some(stored.clone());
+        let rx = subscribe.then(|| self.tx.subscribe());
+        let _ = self
+            .tx
+            .send(Update::Event(Arc::new(SeqEvent { seq, event })));
+        drop(st);
+        if terminal {
+            rt.forget(&self.id);
+        }
+        Ok(Applied {
+            stored: Some(stored),
+            rx,
+        })
+    }
+}
+
+/// The running tasks of a server.
+pub(crate) struct Runtime {
+    pub(crate) store: Arc<dyn TaskStore>,
+    agent: Arc<dyn DynAgent>,
+    cells: Mutex<HashMap<TaskId, Arc<TaskCell>>>,
+    /// Triggered at shutdown: ends executions (through their tokens) and streams.
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    pub(crate) fn new(store: Arc<dyn TaskStore>, agent: Arc<dyn DynAgent>) -> Self {
+        Self {
+            store,
+            agent,
+            cells: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    fn new_cell(
+        &self,
+        id: TaskId,
+        context_id: ContextId,
+        scope: Scope,
+        state: CellState,
+    ) -> TaskCell {
+        TaskCell {
+            id,
+            context_id,
+            scope,
+            cancel: self.shutdown.child_token(),
+            generation: AtomicU64::new(0),
+            state: tokio::sync::Mutex::new(state),
+            tx: broadcast::channel(BROADCAST_CAPACITY).0,
+        }
+    }
+
+    /// A cell for a task that does not exist yet; `initial` opens its history.
+    pub(crate) fn cell_for_new(
+        &self,
+        id: TaskId,
+        context_id: ContextId,
+        scope: Scope,
+        initial: Message,
+    ) -> Arc<TaskCell> {
+        let cell = Arc::new(self.new_cell(
+            id.clone(),
+            context_id,
+            scope,
+            CellState {
+                stored: None,
+                initial: Some(initial),
+                reply: None,
+            },
+        ));
+        self.cells
+            .lock()
+            .expect("cells lock")
+            .insert(id, cell.clone());
+        cell
+    }
+
+    /// The cell of a stored task (created from the record if the task is not live).
+    pub(crate) fn cell_for(&self, stored: StoredTask) -> Arc<TaskCell> {
+        let mut cells = self.cells.lock().expect("cells lock");
+        cells
+            .entry(stored.task.id.clone())
+            .or_insert_with(|| {
+                Arc::new(self.new_cell(
+                    stored.task.id.clone(),
+                    stored.task.context_id.clone(),
+                    stored.scope.clone(),
+                    CellState {
+                        stored: Some(stored),
+                        initial: None,
+                        reply: None,
+                    },
+                ))
+            })
+            .clone()
+    }
+
+    /// The live cell of a task, if any.
+    pub(crate) fn live_cell(&self, id: &TaskId) -> Option<Arc<TaskCell>> {
+        self.cells.lock().expect("cells lock").get(id).cloned()
+    }
+
+    fn forget(&self, id: &TaskId) {
+        self.cells.lock().expect("cells lock").remove(id);
+    }
+
+    /// Runs the agent's `execute` for `cell` in the background. When it ends, a task left
+    /// active (or never created) is failed with a status message saying why.
+    pub(crate) fn spawn_execution(self: &Arc<Self>, cell: Arc<TaskCell>, cx: RequestContext) {
+        let generation = cell.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let rt = self.clone();
+        tokio::spawn(async move {
+            let events = TaskEvents::new(rt.clone(), cell.clone());
+            let outcome = AssertUnwindSafe(rt.agent.execute(cx, events))
+                .catch_unwind()
+                .await;
+            let failure = match outcome {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(format!("The agent failed: {}", e.message)),
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".to_owned());
+                    tracing::error!(task = %cell.id, panic = %what, "agent panicked");
+                    Some(format!("The agent panicked: {what}"))
+                }
+            };
+            rt.finish_execution(&cell, generation, failure).await;
+        });
+    }
+
+    /// Runs the agent's `cancel` and, when it accepts, stops the execution and moves the task
+    /// to CANCELED (unless it already ended). Returns the task afterwards.
+    pub(crate) async fn cancel(
+        self: &Arc<Self>,
+        cell: Arc<TaskCell>,
+        cx: RequestContext,
+    ) -> Result<StoredTask, Error> {
+        let events = TaskEvents::new(self.clone(), cell.clone());
+        AssertUnwindSafe(self.agent.cancel(cx, events))
+            .catch_unwind()
+            .await
+            .map_err(|_| Error::new(ErrorKind::Internal, "The agent panicked while canceling"))??;
+        cell.cancel.cancel();
+        let current = cell.snapshot().await;
+        if current
+            .as_ref()
+            .is_some_and(|t| !t.task.status.state.is_terminal())
+        {
+            let status = TaskStatus::new(TaskState::Canceled).with_message(Message::agent_text(
+                "The task was canceled at the client's request.",
+            ));
+            if let Err(e) = cell.apply(self, Change::Status(status), false).await {
+                // It ended meanwhile; the current task is the answer.
+                tracing::debug!(task = %cell.id, error = %e, "cancel raced with the task's end");
+            }
+        }
+        cell.snapshot()
+            .await
+            .ok_or_else(|| Error::task_not_found(cell.id.as_str()))
+    }
+
+    async fn finish_execution(
+        &self,
+        cell: &Arc<TaskCell>,
+        generation: u64,
+        failure: Option<String>,
+    ) {
+        let current = cell.snapshot().await;
+        let is_latest = cell.generation.load(Ordering::SeqCst) == generation;
+        let needs_failing = match &current {
+            None => cell.reply().await.is_none(),
+            Some(t) => is_latest && t.task.status.state.is_active(),
+        };
+        if needs_failing {
+            let why = failure.unwrap_or_else(|| {
+                if current.is_none() {
+                    "The agent returned without creating a task or replying.".to_owned()
+                } else {
+                    "The agent returned without finishing the task.".to_owned()
+                }
+            });
+            let status = TaskStatus::new(TaskState::Failed).with_message(Message::agent_text(why));
+            if let Err(e) = cell.apply(self, Change::Status(status), false).await {
+                tracing::error!(task = %cell.id, error = %e, "could not record the task's failure");
+            }
+        } else if let Some(why) = failure {
+            tracing::warn!(task = %cell.id, "{why} (after the task had ended or paused)");
+        }
+        let _ = cell.tx.send(Update::Done);
+        if current.is_none() && cell.snapshot().await.is_none() {
+            self.forget(&cell.id);
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! Task storage: the [`TaskStore`] trait and its two implementations, [`MemoryStore`] and (with
+//! the `sled` feature, on by default) [`SledStore`].
+//!
+//! Every change to a task goes through [`TaskStore::update`] (or [`TaskStore::create`]) before
+//! any client or subscriber sees it. Updates are optimistic: each stored task carries a
+//! `version` that increases by one per write, and a write states the version it replaces.
+
+use a2a_core::{ContextId, Task, TaskId, TaskState, Timestamp};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+mod memory;
+#[cfg(feature = "sled")]
+mod sled;
+
+#[cfg(feature = "sled")]
+pub use self::sled::{DEFAULT_CACHE_BYTES, SledStore};
+pub use memory::MemoryStore;
+
+/// A boxed error from a storage backend.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Who may see a task: the tenant it was created under and the authenticated principal that
+/// created it. A task is visible only to calls with the same scope.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Scope {
+    /// The tenant (`tenant` request field / `/{tenant}` path segment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    /// The authenticated principal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+/// A task as stored: the task, its write version, and its scope.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredTask {
+    /// The task.
+    pub task: Task,
+    /// Starts at 1 and increases by one with every write.
+    pub version: u64,
+    /// Who may see it.
+    #[serde(default)]
+    pub scope: Scope,
+}
+
+impl StoredTask {
+    /// The task's status timestamp in milliseconds (0 when unset), the list order key.
+    pub fn sort_millis(&self) -> i64 {
+        self.task.status.timestamp.map_or(0, Timestamp::unix_millis)
+    }
+}
+
+/// What went wrong in a store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No such task.
+    #[error("task {0} not found")]
+    NotFound(TaskId),
+    /// A task with this id exists already.
+    #[error("task {0} already exists")]
+    AlreadyExists(TaskId),
+    /// The task was written by someone else since it was read.
+    #[error("version conflict: expected {expected}, found {found}")]
+    VersionConflict {
+        /// The version the writer read.
+        expected: u64,
+        /// The version in the store.
+        found: u64,
+    },
+    /// The page token is not one this store issued.
+    #[error("invalid page token")]
+    InvalidPageToken,
+    /// The backend failed.
+    #[error("storage backend failed: {0}")]
+    Backend(#[source] BoxError),
+}
+
+impl From<StoreError> for a2a_core::Error {
+    fn from(e: StoreError) -> Self {
+        use a2a_core::{Error, ErrorKind};
+        match e {
+            StoreError::NotFound(id) => Error::task_not_found(id.as_str()),
+            StoreError::InvalidPageToken => {
+                Error::invalid_params("pageToken", "is not a token this server issued")
+            }
+            other => {
+                tracing::error!(error = %other, source = ?std::error::Error::source(&other), "task store failed");
+                Error::new(ErrorKind::Internal, "Internal error: the task store failed")
+            }
+        }
+    }
+}
+
+/// The filters and page of a task listing.
+#[derive(Clone, Debug, Default)]
+pub struct ListQuery {
+    /// Only tasks of this scope.
+    pub scope: Scope,
+    /// Only tasks of this context.
+    pub context_id: Option<ContextId>,
+    /// Only tasks in this state.
+    pub status: Option<TaskState>,
+    /// Only tasks whose status timestamp is at or after this time.
+    pub status_timestamp_after: Option<Timestamp>,
+    /// How many tasks at most.
+    pub page_size: usize,
+    /// Continue after this token (from a previous [`ListPage`]).
+    pub page_token: Option<String>,
+}
+
+impl ListQuery {
+    /// Whether `t` matches every filter.
+    pub fn matches(&self, t: &StoredTask) -> bool {
+        t.scope == self.scope
+            && self
+                .context_id
+                .as_ref()
+                .is_none_or(|c| *c == t.task.context_id)
+            && self
+                .status
+                .as_ref()
+                .is_none_or(|s| *s == t.task.status.state)
+            && self
+                .status_timestamp_after
+                .is_none_or(|after| t.sort_millis() >= after.unix_millis())
+    }
+}
+
+/// One page of a listing: newest status first.
+#[derive(Clone, Debug, Default)]
+pub struct ListPage {
+    /// The tasks.
+    pub tasks: Vec<StoredTask>,
+    /// The token of the next page, `None` on the last page.
+    pub next_page_token: Option<String>,
+    /// How many tasks match the filters across all pages.
+    pub total_size: usize,
+}
+
+/// Where tasks live. Implementations must make each write atomic and visible to every later
+/// read; [`TaskStore::sync`] makes everything written so far durable.
+#[async_trait]
+pub trait TaskStore: Send + Sync + 'static {
+    /// The task with this id, if any.
+    async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError>;
+
+    /// Stores a new task at version 1.
+    async fn create(&self, task: Task, scope: Scope) -> Result<StoredTask, StoreError>;
+
+    /// Replaces the task if its stored version is `expected_version`; returns the new record
+    /// (version `expected_version + 1`).
+    async fn update(&self, task: Task, expected_version: u64) -> Result<StoredTask, StoreError>;
+
+    /// Lists tasks, newest status timestamp first (ties by id).
+    async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError>;
+
+    /// Every task in one of the given states (for start-up recovery).
+    async fn tasks_in_states(&self, states: &[TaskState]) -> Result<Vec<StoredTask>, StoreError>;
+
+    /// Makes every write so far durable (a no-op for memory).
+    async fn sync(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// The list order key: newest first, then by id. Encoded in page tokens.
+pub(crate) fn order_key(t: &StoredTask) -> (std::cmp::Reverse<i64>, String) {
+    (
+        std::cmp::Reverse(t.sort_millis()),
+        t.task.id.as_str().to_owned(),
+    )
+}
+
+/// Page tokens are the order key of the last task of the page: `<millis>.<id>` in base64url.
+pub(crate) fn encode_page_token(t: &StoredTask) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!(
+        "{}.{}",
+        t.sort_millis(),
+        t.task.id
+    ))
+}
+
+/// Reads a page token back into its order key.
+pub(crate) fn decode_page_token(
+    token: &str,
+) -> Result<(std::cmp::Reverse<i64>, String), StoreError> {
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| StoreError::InvalidPageToken)?;
+    let raw = String::from_utf8(raw).map_err(|_| StoreError::InvalidPageToken)?;
+    let (millis, id) = raw.split_once('.').ok_or(StoreError::InvalidPageToken)?;
+    let millis: i64 = millis.parse().map_err(|_| StoreError::InvalidPageToken)?;
+    Ok((std::cmp::Reverse(millis), id.to_owned()))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    //! Behaviour every store must have; each implementation runs these.
+    use super::*;
+    use a2a_core::TaskStatus;
+
+    pub(crate) fn task_at(id: &str, ctx: &str, state: TaskState, millis: i64) -> Task {
+        let mut status = TaskStatus::new(state);
+        status.timestamp = Timestamp::from_unix_millis(millis);
+        Task::new(id, ctx, status)
+    }
+
+    pub(crate) async fn create_get_update(store: &dyn TaskStore) {
+        let t = task_at("t1", "c1", TaskState::Submitted, 1000);
+        let created = store.create(t.clone(), Scope::default()).await.unwrap();
+        assert_eq!(created.version, 1);
+        assert!(matches!(
+            store.create(t.clone(), Scope::default()).await,
+            Err(StoreError::AlreadyExists(_))
+        ));
+        let mut next = t.clone();
+        next.status.state = TaskState::Working;
+        let updated = store.update(next.clone(), 1).await.unwrap();
+        assert_eq!(updated.version, 2);
+        assert!(matches!(
+            store.update(next.clone(), 1).await,
+            Err(StoreError::VersionConflict {
+                expected: 1,
+                found: 2
+            })
+        ));
+        let got = store.get(&TaskId::from("t1")).await.unwrap().unwrap();
+        assert_eq!(got.task, next);
+        assert_eq!(got.version, 2);
+        assert!(store.get(&TaskId::from("nope")).await.unwrap().is_none());
+        assert!(matches!(
+            store
+                .update(task_at("nope", "c", TaskState::Working, 1), 1)
+                .await,
+            Err(StoreError::NotFound(_))
+        ));
+    }
+
+    pub(crate) async fn list_orders_filters_and_pages(store: &dyn TaskStore) {
+        for i in 0..25 {
+            let ctx = if i % 2 == 0 { "even" } else { "odd" };
+            let state = if i % 3 == 0 {
+                TaskState::Completed
+            } else {
+                TaskState::Working
+            };
+            store
+                .create(
+                    task_at(&format!("t{i:02}"), ctx, state, 1000 + i),
+                    Scope::default(),
+                )
+                .await
+                .unwrap();
+        }
+        // Another tenant's task is never listed.
+        let other = Scope {
+            tenant: Some("other".into()),
+            owner: None,
+        };
+        store
+            .create(task_at("hidden", "even", TaskState::Working, 5000), other)
+            .await
+            .unwrap();
+
+        let mut seen = Vec::new();
+        let mut query = ListQuery {
+            page_size: 7,
+            ..ListQuery::default()
+        };
+        loop {
+            let page = store.list(&query).await.unwrap();
+            assert_eq!(page.total_size, 25);
+            seen.extend(page.tasks.iter().map(|t| t.task.id.to_string()));
+            match page.next_page_token {
+                Some(token) => query.page_token = Some(token),
+                None => break,
+            }
+        }
+        let expected: Vec<String> = (0..25).rev().map(|i| format!("t{i:02}")).collect();
+        assert_eq!(seen, expected, "newest first, every task exactly once");
+
+        let query = ListQuery {
+            page_size: 100,
+            context_id: Some("even".into()),
+            status: Some(TaskState::Completed),
+            status_timestamp_after: Timestamp::from_unix_millis(1006),
+            ..ListQuery::default()
+        };
+        let page = store.list(&query).await.unwrap();
+        let ids: Vec<String> = page.tasks.iter().map(|t| t.task.id.to_string()).collect();
+        assert_eq!(ids, ["t24", "t18", "t12", "t06"]);
+        assert_eq!(page.total_size, 4);
+        assert!(page.next_page_token.is_none());
+
+        let bad = ListQuery {
+            page_size: 5,
+            page_token: Some("!!".into()),
+            ..ListQuery::default()
+        };
+        assert!(matches!(
+            store.list(&bad).await,
+            Err(StoreError::InvalidPageToken)
+        ));
+    }
+}

@@ -1,0 +1,274 @@
+//! The durable [`TaskStore`] on [sled](https://docs.rs/sled), an embedded database: nothing to
+//! install, data in one directory.
+//!
+//! Layout: tree `tasks` maps a task id to its JSON record; tree `task_index` maps
+//! `(i64::MAX - status millis, big-endian) ++ id` to nothing, so that a forward scan lists the
+//! newest status first. Each write updates both trees in one transaction.
+
+use super::{
+    ListPage, ListQuery, Scope, StoreError, StoredTask, TaskStore, decode_page_token,
+    encode_page_token,
+};
+use a2a_core::{Task, TaskId, TaskState};
+use async_trait::async_trait;
+use sled::Transactional;
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+use std::ops::Bound;
+use std::path::Path;
+
+/// A task store in a sled database directory.
+#[derive(Clone, Debug)]
+pub struct SledStore {
+    db: sled::Db,
+    tasks: sled::Tree,
+    index: sled::Tree,
+}
+
+/// The default page-cache size: bounds the store's memory whatever the number of tasks.
+pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
+fn backend(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+    StoreError::Backend(Box::new(e))
+}
+
+fn index_key(millis: i64, id: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(8 + id.len());
+    key.extend_from_slice(&(i64::MAX - millis.max(0)).to_be_bytes());
+    key.extend_from_slice(id.as_bytes());
+    key
+}
+
+fn decode(bytes: &[u8]) -> Result<StoredTask, StoreError> {
+    serde_json::from_slice(bytes).map_err(backend)
+}
+
+fn encode(t: &StoredTask) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(t).map_err(backend)
+}
+
+impl SledStore {
+    /// Opens (or creates) the database in `dir` with the default cache size.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Opens (or creates) the database in `dir` with a page cache of `cache_bytes`.
+    pub fn open_with_cache(dir: impl AsRef<Path>, cache_bytes: u64) -> Result<Self, StoreError> {
+        let db = sled::Config::new()
+            .path(dir)
+            .cache_capacity(cache_bytes)
+            .open()
+            .map_err(backend)?;
+        Self::from_db(db)
+    }
+
+    /// Uses an already opened database (its trees `tasks` and `task_index`).
+    pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
+        Ok(Self {
+            tasks: db.open_tree("tasks").map_err(backend)?,
+            index: db.open_tree("task_index").map_err(backend)?,
+            db,
+        })
+    }
+
+    /// The underlying database (other features keep their trees in it).
+    pub fn db(&self) -> &sled::Db {
+        &self.db
+    }
+
+    fn write(
+        &self,
+        stored: &StoredTask,
+        previous: Option<&StoredTask>,
+        create: bool,
+    ) -> Result<(), StoreError> {
+        let id = stored.task.id.as_str();
+        let value = encode(stored)?;
+        let new_key = index_key(stored.sort_millis(), id);
+        let old_key = previous.map(|p| index_key(p.sort_millis(), id));
+        let expected = previous.map(|p| p.version);
+        let result = (&self.tasks, &self.index).transaction(|(tasks, index)| {
+            let current = tasks.get(id.as_bytes())?;
+            match (&current, create) {
+                (Some(_), true) => {
+                    return Err(ConflictableTransactionError::Abort(
+                        StoreError::AlreadyExists(stored.task.id.clone()),
+                    ));
+                }
+                (None, false) => {
+                    return Err(ConflictableTransactionError::Abort(StoreError::NotFound(
+                        stored.task.id.clone(),
+                    )));
+                }
+                (Some(bytes), false) => {
+                    let found = decode(bytes)
+                        .map_err(ConflictableTransactionError::Abort)?
+                        .version;
+                    if Some(found) != expected {
+                        return Err(ConflictableTransactionError::Abort(
+                            StoreError::VersionConflict {
+                                expected: expected.unwrap_or_default(),
+                                found,
+                            },
+                        ));
+                    }
+                }
+                (None, true) => {}
+            }
+            tasks.insert(id.as_bytes(), value.as_slice())?;
+            if let Some(old) = &old_key {
+                if *old != new_key {
+                    index.remove(old.as_slice())?;
+                }
+            }
+            index.insert(new_key.as_slice(), &[] as &[u8])?;
+            Ok(())
+        });
+        result.map_err(|e| match e {
+            TransactionError::Abort(e) => e,
+            TransactionError::Storage(e) => backend(e),
+        })
+    }
+}
+
+#[async_trait]
+impl TaskStore for SledStore {
+    async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
+        self.tasks
+            .get(id.as_str().as_bytes())
+            .map_err(backend)?
+            .map(|b| decode(&b))
+            .transpose()
+    }
+
+    async fn create(&self, task: Task, scope: Scope) -> Result<StoredTask, StoreError> {
+        let stored = StoredTask {
+            task,
+            version: 1,
+            scope,
+        };
+        self.write(&stored, None, true)?;
+        Ok(stored)
+    }
+
+    async fn update(&self, task: Task, expected_version: u64) -> Result<StoredTask, StoreError> {
+        let Some(previous) = self.get(&task.id).await? else {
+            return Err(StoreError::NotFound(task.id));
+        };
+        if previous.version != expected_version {
+            return Err(StoreError::VersionConflict {
+                expected: expected_version,
+                found: previous.version,
+            });
+        }
+        let stored = StoredTask {
+            task,
+            version: expected_version + 1,
+            scope: previous.scope.clone(),
+        };
+        self.write(&stored, Some(&previous), false)?;
+        Ok(stored)
+    }
+
+    async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
+        let start = match &query.page_token {
+            Some(token) => {
+                let (millis, id) = decode_page_token(token)?;
+                Bound::Excluded(index_key(millis.0, &id))
+            }
+            None => Bound::Unbounded,
+        };
+        let load = |key: &[u8]| -> Result<Option<StoredTask>, StoreError> {
+            let id = key.get(8..).unwrap_or_default();
+            match self.tasks.get(id).map_err(backend)? {
+                Some(bytes) => Ok(Some(decode(&bytes)?).filter(|t| query.matches(t))),
+                None => Ok(None),
+            }
+        };
+        let mut tasks = Vec::with_capacity(query.page_size.min(128));
+        let mut more = false;
+        for entry in self.index.range::<Vec<u8>, _>((start, Bound::Unbounded)) {
+            let (key, _) = entry.map_err(backend)?;
+            if let Some(t) = load(&key)? {
+                if tasks.len() == query.page_size {
+                    more = true;
+                    break;
+                }
+                tasks.push(t);
+            }
+        }
+        let mut total_size = 0;
+        for entry in self.index.iter() {
+            let (key, _) = entry.map_err(backend)?;
+            if load(&key)?.is_some() {
+                total_size += 1;
+            }
+        }
+        let next_page_token = if more {
+            tasks.last().map(encode_page_token)
+        } else {
+            None
+        };
+        Ok(ListPage {
+            tasks,
+            next_page_token,
+            total_size,
+        })
+    }
+
+    async fn tasks_in_states(&self, states: &[TaskState]) -> Result<Vec<StoredTask>, StoreError> {
+        let mut out = Vec::new();
+        for entry in self.tasks.iter() {
+            let (_, bytes) = entry.map_err(backend)?;
+            let t = decode(&bytes)?;
+            if states.contains(&t.task.status.state) {
+                out.push(t);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn sync(&self) -> Result<(), StoreError> {
+        self.db.flush_async().await.map(|_| ()).map_err(backend)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn sled_store_creates_gets_and_updates() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::store::tests::create_get_update(&SledStore::open(dir.path()).unwrap()).await;
+    }
+
+    #[tokio::test]
+    async fn sled_store_lists_newest_first_with_filters_and_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::store::tests::list_orders_filters_and_pages(&SledStore::open(dir.path()).unwrap())
+            .await;
+    }
+
+    #[tokio::test]
+    async fn sled_store_keeps_tasks_across_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = SledStore::open(dir.path()).unwrap();
+            crate::store::tests::create_get_update(&store).await;
+            store.sync().await.unwrap();
+        }
+        let store = SledStore::open(dir.path()).unwrap();
+        let t = store.get(&TaskId::from("t1")).await.unwrap().unwrap();
+        assert_eq!(t.version, 2);
+        assert_eq!(t.task.status.state, TaskState::Working);
+        let page = store
+            .list(&ListQuery {
+                page_size: 10,
+                ..ListQuery::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(page.total_size, 1);
+    }
+}
