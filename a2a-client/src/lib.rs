@@ -1,1 +1,51 @@
-//! placeholder
+//! An A2A (Agent2Agent) protocol v1.0 client.
+//!
+//! Discover an agent from its card, pick a binding (JSON-RPC or HTTP+JSON, v1.0; JSON-RPC
+//! v0.3 through a2a-core's translation), and delegate work by streaming or polling, without
+//! losing events when the network drops.
+//!
+//! # Quick start
+//!
+//! ```no_run
+//! use a2a_client::{Client, DelegateOptions};
+//! use a2a_core::{Message, SendMessageResponse};
+//! use std::time::Duration;
+//!
+//! # async fn run() -> Result<(), a2a_client::Error> {
+//! let client = Client::connect("http://127.0.0.1:8080").await?;
+//! let options = DelegateOptions::default().deadline(Duration::from_secs(60));
+//! match client.delegate(Message::user_text("countdown 3"), options).await? {
+//!     SendMessageResponse::Task(task) => {
+//!         println!("{}: {}", task.id, task.status.state);
+//!         for artifact in &task.artifacts {
+//!             println!("{}", artifact.text_content());
+//!         }
+//!     }
+//!     SendMessageResponse::Message(reply) => println!("{}", reply.text()),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! # What is here
+//!
+//! | item | for |
+//! |---|---|
+//! | [`Client`], [`ClientBuilder`] | every operation, typed; binding selection; retries; resumable streams |
+//! | [`Client::delegate`] | send, follow (stream or poll) to a final or interrupted state, assemble artifacts |
+//! | [`CardResolver`], [`SkillQuery`] | discovery with an ETag/max-age cache; pick an agent by skill |
+//! | [`BearerAuth`], [`ApiKeyAuth`], [`Interceptor`] | credentials and headers on every call |
+//! | [`Error`] | remote A2A errors with their kind, HTTP, transport, decode, … |
+
+mod auth;
+mod card;
+mod client;
+mod delegate;
+mod error;
+pub mod sse;
+pub mod transport;
+
+pub use auth::{ApiKeyAuth, ApiKeyLocation, BearerAuth, Headers, Interceptor};
+pub use card::{AGENT_CARD_PATH, CacheOutcome, CardResolver, LEGACY_AGENT_CARD_PATH, SkillQuery};
+pub use client::{Binding, Client, ClientBuilder, EventStream, RetryPolicy};
+pub use delegate::DelegateOptions;
+pub use error::Error;

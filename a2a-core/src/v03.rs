@@ -177,6 +177,7 @@ fn decode_role(s: &str) -> Role {
     match s {
         "user" => Role::User,
         "agent" => Role::Agent,
+        "unknown" => Role::Unspecified,
         other => Role::from_wire(other),
     }
 }

@@ -1,0 +1,530 @@
+//! `a2a`: talk to any A2A agent from the command line.
+//!
+//! Exit codes: 0 done (task completed, or accepted with `--no-wait`); 1 the task failed, was
+//! rejected or canceled; 2 bad usage; 3 the agent returned an A2A error; 4 the agent could not
+//! be reached; 5 the task needs input or authentication; 6 any other error.
+
+use a2a_client::{Binding, Client, ClientBuilder, Error};
+use a2a_core::{
+    AgentCard, ListTasksRequest, Message, Part, SendMessageRequest, SendMessageResponse,
+    StreamResponse, Task, TaskState,
+};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use futures::StreamExt as _;
+use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Parser)]
+#[command(name = "a2a", version, about = "Talk to any A2A agent", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    #[command(flatten)]
+    global: Global,
+}
+
+#[derive(Debug, Args)]
+struct Global {
+    /// Print machine-readable JSON (one object per line for streams).
+    #[arg(long, global = true)]
+    json: bool,
+    /// Preferred binding.
+    #[arg(long, global = true, value_enum)]
+    binding: Option<BindingArg>,
+    /// Bearer token (Authorization: Bearer …).
+    #[arg(long, global = true, env = "A2A_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// API key, sent where the agent's card says.
+    #[arg(long, global = true, env = "A2A_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// Extra header, `Name: value` (repeatable).
+    #[arg(long = "header", short = 'H', global = true)]
+    headers: Vec<String>,
+    /// Timeout of each call, in seconds.
+    #[arg(long, global = true, default_value_t = 300)]
+    timeout: u64,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum BindingArg {
+    Jsonrpc,
+    Rest,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show an agent's card.
+    Card { url: String },
+    /// Send a message and wait for the result.
+    Send(SendArgs),
+    /// Send a message and print events as they stream in.
+    Stream(SendArgs),
+    /// Show a task.
+    Get {
+        url: String,
+        task_id: String,
+        /// Keep only the N most recent history messages.
+        #[arg(long)]
+        history: Option<i32>,
+    },
+    /// List tasks.
+    List {
+        url: String,
+        #[arg(long)]
+        context: Option<String>,
+        /// A state, e.g. TASK_STATE_WORKING or working.
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        page_size: Option<i32>,
+        #[arg(long)]
+        page_token: Option<String>,
+        /// Include artifacts.
+        #[arg(long)]
+        artifacts: bool,
+    },
+    /// Cancel a task.
+    Cancel { url: String, task_id: String },
+    /// Follow a task's events.
+    Subscribe { url: String, task_id: String },
+}
+
+#[derive(Debug, Args)]
+struct SendArgs {
+    /// The agent's base URL (its card is at /.well-known/agent-card.json).
+    url: String,
+    /// The message text.
+    text: Option<String>,
+    /// Attach a file (inline bytes).
+    #[arg(long)]
+    file: Vec<PathBuf>,
+    /// Attach structured data (JSON).
+    #[arg(long)]
+    data: Vec<String>,
+    /// Context to continue.
+    #[arg(long)]
+    context: Option<String>,
+    /// Task to continue (answer an input-required task).
+    #[arg(long)]
+    task: Option<String>,
+    /// Return as soon as the task exists.
+    #[arg(long)]
+    no_wait: bool,
+}
+
+/// How the process ends.
+enum Outcome {
+    Done,
+    TaskUnsuccessful,
+    NeedsInput,
+}
+
+fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("a2a: {message}");
+    ExitCode::from(code)
+}
+
+fn exit_for(error: &Error) -> u8 {
+    match error {
+        Error::Remote { .. } | Error::Http { .. } => 3,
+        Error::Transport(_) | Error::Timeout(_) | Error::StreamEnded(_) => 4,
+        Error::Config(_) => 2,
+        _ => 6,
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let ui = Ui::new(cli.global.json);
+    match run(cli, &ui).await {
+        Ok(Outcome::Done) => ExitCode::SUCCESS,
+        Ok(Outcome::TaskUnsuccessful) => ExitCode::from(1),
+        Ok(Outcome::NeedsInput) => ExitCode::from(5),
+        Err(e) => fail(exit_for(&e), &e),
+    }
+}
+
+async fn connect(url: &str, g: &Global) -> Result<Client, Error> {
+    let mut builder = ClientBuilder::default().timeout(Duration::from_secs(g.timeout));
+    if let Some(b) = g.binding {
+        builder = builder.prefer([match b {
+            BindingArg::Jsonrpc => Binding::JsonRpc,
+            BindingArg::Rest => Binding::HttpJson,
+        }]);
+    }
+    for h in &g.headers {
+        let (name, value) = h
+            .split_once(':')
+            .ok_or_else(|| Error::Config(format!("header {h:?} is not `Name: value`")))?;
+        builder = builder.header(name.trim(), value.trim())?;
+    }
+    if let Some(t) = &g.token {
+        builder = builder.bearer_token(t);
+    }
+    let resolver = a2a_client::CardResolver::new(reqwest::Client::new(), Default::default());
+    let card = resolver.resolve(url).await?;
+    if let Some(key) = &g.api_key {
+        builder = builder.interceptor(a2a_client::ApiKeyAuth::from_card(&card, key)?);
+    }
+    builder.build_from_card(card)
+}
+
+fn media_type(path: &std::path::Path) -> &'static str {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("txt") => "text/plain",
+        Some("md") => "text/markdown",
+        Some("json") => "application/json",
+        Some("pdf") => "application/pdf",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("csv") => "text/csv",
+        Some("html") => "text/html",
+        _ => "application/octet-stream",
+    }
+}
+
+fn build_message(args: &SendArgs) -> Result<Message, Error> {
+    let mut parts = Vec::new();
+    if let Some(t) = &args.text {
+        parts.push(Part::text(t));
+    }
+    for path in &args.file {
+        let bytes = std::fs::read(path)
+            .map_err(|e| Error::Config(format!("cannot read {}: {e}", path.display())))?;
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+        parts.push(
+            Part::raw(bytes)
+                .with_filename(name)
+                .with_media_type(media_type(path)),
+        );
+    }
+    for d in &args.data {
+        let v: serde_json::Value = serde_json::from_str(d)
+            .map_err(|e| Error::Config(format!("--data is not JSON: {e}")))?;
+        parts.push(Part::data(v).with_media_type("application/json"));
+    }
+    if parts.is_empty() {
+        return Err(Error::Config(
+            "nothing to send: give TEXT, --file or --data".into(),
+        ));
+    }
+    let mut m = Message::new(a2a_core::Role::User, parts);
+    m.task_id = args.task.clone().map(Into::into);
+    m.context_id = args.context.clone().map(Into::into);
+    Ok(m)
+}
+
+async fn run(cli: Cli, ui: &Ui) -> Result<Outcome, Error> {
+    let g = &cli.global;
+    match cli.command {
+        Command::Card { url } => {
+            let resolver =
+                a2a_client::CardResolver::new(reqwest::Client::new(), Default::default());
+            let card = resolver.resolve(&url).await?;
+            ui.card(&card);
+            Ok(Outcome::Done)
+        }
+        Command::Send(args) => {
+            let client = connect(&args.url, g).await?;
+            let request = SendMessageRequest::new(build_message(&args)?)
+                .with_return_immediately(args.no_wait);
+            if args.no_wait || ui.json {
+                let response = client.send_message(&request).await?;
+                return Ok(ui.response(&response));
+            }
+            // For people: follow the task live (streaming or polling) with a status line.
+            let options = a2a_client::DelegateOptions::default();
+            let mut seen = Vec::new();
+            let response = client
+                .delegate_with(request.message, options, |e| ui.progress(e, &mut seen))
+                .await?;
+            ui.clear_line();
+            Ok(ui.response(&response))
+        }
+        Command::Stream(args) => {
+            let client = connect(&args.url, g).await?;
+            let request = SendMessageRequest::new(build_message(&args)?);
+            let stream = client.send_streaming_message(&request).await?;
+            follow(ui, stream).await
+        }
+        Command::Get {
+            url,
+            task_id,
+            history,
+        } => {
+            let client = connect(&url, g).await?;
+            let mut req = a2a_core::GetTaskRequest::new(task_id);
+            req.history_length = history;
+            let task = client.call(&req).await?;
+            Ok(ui.task(&task))
+        }
+        Command::List {
+            url,
+            context,
+            status,
+            page_size,
+            page_token,
+            artifacts,
+        } => {
+            let client = connect(&url, g).await?;
+            let status = status.map(|s| {
+                let v1 = TaskState::from_wire(&s);
+                if v1.is_known() {
+                    v1
+                } else {
+                    a2a_core::v03::decode_state(&s)
+                }
+            });
+            let req = ListTasksRequest {
+                context_id: context.map(Into::into),
+                status,
+                page_size,
+                page_token,
+                include_artifacts: artifacts.then_some(true),
+                ..Default::default()
+            };
+            let page = client.list_tasks(&req).await?;
+            ui.list(&page);
+            Ok(Outcome::Done)
+        }
+        Command::Cancel { url, task_id } => {
+            let client = connect(&url, g).await?;
+            let task = client.cancel_task(task_id).await?;
+            ui.task(&task);
+            Ok(Outcome::Done)
+        }
+        Command::Subscribe { url, task_id } => {
+            let client = connect(&url, g).await?;
+            let stream = client.subscribe(task_id).await?;
+            follow(ui, stream).await
+        }
+    }
+}
+
+async fn follow(ui: &Ui, mut stream: a2a_client::EventStream) -> Result<Outcome, Error> {
+    let mut last: Option<TaskState> = None;
+    let mut seen = Vec::new();
+    while let Some(event) = stream.next().await {
+        let event = event?;
+        if ui.json {
+            println!("{}", serde_json::to_string(&event).unwrap_or_default());
+        } else {
+            ui.progress(&event, &mut seen);
+        }
+        if let Some(s) = event.state() {
+            last = Some(s.clone());
+        }
+        if let StreamResponse::Message(m) = &event {
+            if m.task_id.is_none() {
+                return Ok(Outcome::Done);
+            }
+        }
+    }
+    ui.clear_line();
+    Ok(match last {
+        Some(TaskState::Completed) => Outcome::Done,
+        Some(s) if s.is_interrupted() => Outcome::NeedsInput,
+        Some(s) if s.is_terminal() => Outcome::TaskUnsuccessful,
+        _ => Outcome::Done,
+    })
+}
+
+/// Output for people (colors and a live status line on a terminal) or for scripts (`--json`).
+struct Ui {
+    json: bool,
+    tty: bool,
+}
+
+impl Ui {
+    fn new(json: bool) -> Self {
+        Self {
+            json,
+            tty: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.tty {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn state(&self, s: &TaskState) -> String {
+        let name = a2a_core::v03::encode_state(s);
+        let code = match s {
+            TaskState::Completed => "32",
+            TaskState::Failed | TaskState::Rejected | TaskState::Canceled => "31",
+            TaskState::InputRequired | TaskState::AuthRequired => "33",
+            _ => "36",
+        };
+        self.paint(code, name)
+    }
+
+    fn clear_line(&self) {
+        if self.tty && !self.json {
+            print!("\r\x1b[2K");
+            let _ = std::io::stdout().flush();
+        }
+    }
+
+    fn status_line(&self, text: &str) {
+        if self.tty {
+            print!("\r\x1b[2K{text}");
+            let _ = std::io::stdout().flush();
+        } else {
+            println!("{text}");
+        }
+    }
+
+    /// One event for people: status on the status line, artifact text as it arrives.
+    fn progress(&self, event: &StreamResponse, printed: &mut Vec<String>) {
+        match event {
+            StreamResponse::Task(t) => {
+                self.status_line(&format!("task {} {}", t.id, self.state(&t.status.state)));
+                for a in &t.artifacts {
+                    if !printed.contains(&a.artifact_id.to_string()) {
+                        printed.push(a.artifact_id.to_string());
+                        self.clear_line();
+                        print!("{}", a.text_content());
+                    }
+                }
+            }
+            StreamResponse::StatusUpdate(s) => {
+                let note = s
+                    .status
+                    .message
+                    .as_ref()
+                    .map(Message::text)
+                    .unwrap_or_default();
+                self.status_line(&format!(
+                    "task {} {} {note}",
+                    s.task_id,
+                    self.state(&s.status.state)
+                ));
+            }
+            StreamResponse::ArtifactUpdate(a) => {
+                self.clear_line();
+                print!("{}", a.artifact.text_content());
+                if a.last_chunk || !a.append {
+                    println!();
+                }
+                let _ = std::io::stdout().flush();
+            }
+            StreamResponse::Message(m) => {
+                self.clear_line();
+                println!("{}", m.text());
+            }
+        }
+    }
+
+    fn response(&self, response: &SendMessageResponse) -> Outcome {
+        match response {
+            SendMessageResponse::Task(t) => self.task(t),
+            SendMessageResponse::Message(m) => {
+                if self.json {
+                    println!("{}", serde_json::to_string(response).unwrap_or_default());
+                } else {
+                    println!("{}", m.text());
+                }
+                Outcome::Done
+            }
+        }
+    }
+
+    fn task(&self, t: &Task) -> Outcome {
+        if self.json {
+            println!("{}", serde_json::to_string(t).unwrap_or_default());
+        } else {
+            println!(
+                "task {}  context {}  {}",
+                t.id,
+                t.context_id,
+                self.state(&t.status.state)
+            );
+            if let Some(m) = &t.status.message {
+                let text = m.text();
+                if t.status.state.is_interrupted() {
+                    println!("{} {text}", self.paint("33", "agent asks:"));
+                    println!("answer with: a2a send URL \"...\" --task {}", t.id);
+                } else if !text.is_empty() {
+                    println!("{text}");
+                }
+            }
+            for a in &t.artifacts {
+                let name = a.name.as_deref().unwrap_or(a.artifact_id.as_str());
+                println!(
+                    "{} {}",
+                    self.paint("1", &format!("[{name}]")),
+                    a.text_content()
+                );
+            }
+        }
+        match &t.status.state {
+            TaskState::Completed | TaskState::Submitted | TaskState::Working => Outcome::Done,
+            s if s.is_interrupted() => Outcome::NeedsInput,
+            _ => Outcome::TaskUnsuccessful,
+        }
+    }
+
+    fn card(&self, card: &AgentCard) {
+        if self.json {
+            println!("{}", serde_json::to_string(card).unwrap_or_default());
+            return;
+        }
+        println!("{} {}", self.paint("1", &card.name), card.version);
+        println!("{}", card.description);
+        for i in &card.supported_interfaces {
+            println!("  {} {} {}", i.protocol_binding, i.protocol_version, i.url);
+        }
+        let c = &card.capabilities;
+        println!(
+            "  streaming: {}  push: {}  extended card: {}",
+            c.streaming(),
+            c.push_notifications(),
+            c.extended_agent_card()
+        );
+        for s in &card.skills {
+            println!(
+                "  skill {}: {} [{}]",
+                self.paint("1", &s.id),
+                s.description,
+                s.tags.join(", ")
+            );
+        }
+    }
+
+    fn list(&self, page: &a2a_core::ListTasksResponse) {
+        if self.json {
+            println!("{}", serde_json::to_string(page).unwrap_or_default());
+            return;
+        }
+        for t in &page.tasks {
+            let when = t
+                .status
+                .timestamp
+                .map(|t| t.to_string())
+                .unwrap_or_default();
+            println!(
+                "{}  {}  {}  {}",
+                t.id,
+                self.state(&t.status.state),
+                when,
+                t.context_id
+            );
+        }
+        println!("{} of {} tasks", page.tasks.len(), page.total_size);
+        if !page.next_page_token.is_empty() {
+            println!("next page: --page-token {}", page.next_page_token);
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! Discovery: fetching agent cards from `/.well-known/agent-card.json` (falling back to the
+//! older `/.well-known/agent.json`), v1.0 and v0.3 alike, with an HTTP cache that honours
+//! `Cache-Control: max-age` and revalidates with `ETag` / `If-None-Match`.
+
+use crate::Error;
+use crate::transport::error_from_response;
+use a2a_core::AgentCard;
+use reqwest::StatusCode;
+use reqwest::header::{CACHE_CONTROL, ETAG, HeaderMap, IF_NONE_MATCH};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The well-known path of the agent card.
+pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
+/// The card path of A2A 0.1–0.2, tried when the current one is missing.
+pub const LEGACY_AGENT_CARD_PATH: &str = "/.well-known/agent.json";
+
+#[derive(Debug, Clone)]
+struct Cached {
+    card: AgentCard,
+    url: String,
+    etag: Option<String>,
+    fresh_until: Option<Instant>,
+}
+
+/// How a card fetch was answered (for tests and diagnostics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheOutcome {
+    /// Fetched from the network.
+    Fetched,
+    /// Served from the cache without asking (still fresh).
+    Fresh,
+    /// Revalidated: the server answered 304 Not Modified.
+    Revalidated,
+}
+
+/// Fetches and caches agent cards, per base URL.
+#[derive(Debug)]
+pub struct CardResolver {
+    http: reqwest::Client,
+    headers: HeaderMap,
+    cache: Mutex<HashMap<String, Cached>>,
+}
+
+/// What a caller looks for in an agent's card.
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct SkillQuery {
+    skill_id: Option<String>,
+    tag: Option<String>,
+    input_mode: Option<String>,
+    output_mode: Option<String>,
+}
+
+impl SkillQuery {
+    /// Any agent.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A skill with this id.
+    pub fn skill(mut self, id: impl Into<String>) -> Self {
+        self.skill_id = Some(id.into());
+        self
+    }
+
+    /// A skill with this tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.tag = Some(tag.into());
+        self
+    }
+
+    /// A skill (or card default) accepting this media type.
+    pub fn input_mode(mut self, mode: impl Into<String>) -> Self {
+        self.input_mode = Some(mode.into());
+        self
+    }
+
+    /// A skill (or card default) producing this media type.
+    pub fn output_mode(mut self, mode: impl Into<String>) -> Self {
+        self.output_mode = Some(mode.into());
+        self
+    }
+
+    /// Whether `card` has a skill matching every criterion.
+    pub fn matches(&self, card: &AgentCard) -> bool {
+        let modes_ok = |skill_modes: &[String], defaults: &[String], want: &Option<String>| {
+            want.as_ref().is_none_or(|w| {
+                let modes = if skill_modes.is_empty() {
+                    defaults
+                } else {
+                    skill_modes
+                };
+                modes.iter().any(|m| m == w || m == "*/*")
+            })
+        };
+        card.skills.iter().any(|s| {
+            self.skill_id.as_ref().is_none_or(|id| *id == s.id)
+                && self
+                    .tag
+                    .as_ref()
+                    .is_none_or(|t| s.tags.iter().any(|x| x == t))
+                && modes_ok(&s.input_modes, &card.default_input_modes, &self.input_mode)
+                && modes_ok(
+                    &s.output_modes,
+                    &card.default_output_modes,
+                    &self.output_mode,
+                )
+        })
+    }
+}
+
+fn max_age(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(CACHE_CONTROL)?.to_str().ok()?;
+    let mut age = None;
+    for directive in value.split(',').map(str::trim) {
+        if directive.eq_ignore_ascii_case("no-store") || directive.eq_ignore_ascii_case("no-cache")
+        {
+            return None;
+        }
+        if let Some(n) = directive.strip_prefix("max-age=") {
+            age = n.trim_matches('"').parse().ok().map(Duration::from_secs);
+        }
+    }
+    age
+}
+
+impl CardResolver {
+    /// A resolver using `http`, sending `headers` with every fetch.
+    pub fn new(http: reqwest::Client, headers: HeaderMap) -> Self {
+        Self {
+            http,
+            headers,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The card of the agent at `base_url` (or at a full card URL ending in `.json`).
+    pub async fn resolve(&self, base_url: &str) -> Result<AgentCard, Error> {
+        self.resolve_with_outcome(base_url).await.map(|(c, _)| c)
+    }
+
+    /// Like [`Self::resolve`], also saying whether the cache answered.
+    pub async fn resolve_with_outcome(
+        &self,
+        base_url: &str,
+    ) -> Result<(AgentCard, CacheOutcome), Error> {
+        let key = base_url.trim_end_matches('/').to_owned();
+        let cached = self.cache.lock().expect("card cache").get(&key).cloned();
+        if let Some(c) = &cached {
+            if c.fresh_until.is_some_and(|t| Instant::now() < t) {
+                return Ok((c.card.clone(), CacheOutcome::Fresh));
+            }
+        }
+        let urls = if key.ends_with(".json") {
+            vec![key.clone()]
+        } else if let Some(c) = &cached {
+            vec![c.url.clone()]
+        } else {
+            vec![
+                format!("{key}{AGENT_CARD_PATH}"),
+                format!("{key}{LEGACY_AGENT_CARD_PATH}"),
+            ]
+        };
+        let mut last_error = None;
+        for url in urls {
+            let mut request = self.http.get(&url).headers(self.headers.clone());
+            if let Some(tag) = cached
+                .as_ref()
+                .filter(|c| c.url == url)
+                .and_then(|c| c.etag.clone())
+            {
+                request = request.header(IF_NONE_MATCH, tag);
+            }
+            let response = request.send().await?;
+            let fresh_until = max_age(response.headers()).map(|age| Instant::now() + age);
+            if response.status() == StatusCode::NOT_MODIFIED {
+                if let Some(mut c) = cached.clone() {
+                    c.fresh_until = fresh_until;
+                    self.cache
+                        .lock()
+                        .expect("card cache")
+                        .insert(key, c.clone());
+                    return Ok((c.card, CacheOutcome::Revalidated));
+                }
+            }
+            if response.status() == StatusCode::NOT_FOUND {
+                last_error = Some(error_from_response(response).await);
+                continue;
+            }
+            if !response.status().is_success() {
+                return Err(error_from_response(response).await);
+            }
+            let etag = response
+                .headers()
+                .get(ETAG)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let value: serde_json::Value = response.json().await?;
+            let card = a2a_core::v03::decode_card(&value)
+                .map_err(|e| Error::Decode(format!("agent card at {url}: {}", e.message)))?;
+            self.cache.lock().expect("card cache").insert(
+                key,
+                Cached {
+                    card: card.clone(),
+                    url,
+                    etag,
+                    fresh_until,
+                },
+            );
+            return Ok((card, CacheOutcome::Fetched));
+        }
+        Err(last_error.unwrap_or_else(|| Error::Config(format!("no agent card at {base_url}"))))
+    }
+
+    /// Looks at each agent in turn and returns the first whose card matches `query`, with its
+    /// base URL. Agents that cannot be reached are skipped.
+    pub async fn find(
+        &self,
+        base_urls: &[&str],
+        query: &SkillQuery,
+    ) -> Result<(String, AgentCard), Error> {
+        let mut errors = Vec::new();
+        for url in base_urls {
+            match self.resolve(url).await {
+                Ok(card) if query.matches(&card) => return Ok(((*url).to_owned(), card)),
+                Ok(_) => {}
+                Err(e) => errors.push(format!("{url}: {e}")),
+            }
+        }
+        Err(Error::NoCompatibleInterface(if errors.is_empty() {
+            format!("no agent among {} has a matching skill", base_urls.len())
+        } else {
+            format!("no agent has a matching skill ({})", errors.join("; "))
+        }))
+    }
+}

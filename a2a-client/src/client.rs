@@ -1,0 +1,581 @@
+//! [`Client`]: every operation, typed, with retries and resumable streams; and
+//! [`ClientBuilder`], which picks a binding from the agent's card.
+
+use crate::Error;
+use crate::auth::Interceptor;
+use crate::card::CardResolver;
+use crate::transport::{CallOptions, ItemStream, JsonRpcTransport, RestTransport, Transport};
+use a2a_core::{
+    AgentCard, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC, CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest, Empty, ErrorKind, GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message, Method,
+    PROTOCOL_VERSION_V03, Request, SendMessageRequest, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, Task, TaskId, TaskPushNotificationConfig,
+};
+use futures::stream::{BoxStream, StreamExt as _};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A stream of events from the agent; resumed transparently if the connection drops.
+pub type EventStream = BoxStream<'static, Result<StreamResponse, Error>>;
+
+/// When and how often to retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all (1 = no retry).
+    pub max_attempts: u32,
+    /// The first backoff; doubled each attempt, with ±50% jitter.
+    pub initial_backoff: Duration,
+    /// The largest backoff.
+    pub max_backoff: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 4,
+            initial_backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(5),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries.
+    pub fn none() -> Self {
+        Self {
+            max_attempts: 1,
+            ..Self::default()
+        }
+    }
+
+    /// The backoff before attempt `attempt` (1-based count of failures so far).
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let base = self
+            .initial_backoff
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(16))
+            .min(self.max_backoff);
+        // Jitter in [0.5, 1.5) from a random UUID (no extra RNG dependency).
+        let r = (uuid::Uuid::new_v4().as_u128() % 1000) as f64 / 1000.0;
+        base.mul_f64(0.5 + r)
+    }
+}
+
+/// Which binding to prefer when the card offers several.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Binding {
+    /// JSON-RPC 2.0.
+    JsonRpc,
+    /// HTTP+JSON (REST).
+    HttpJson,
+}
+
+impl Binding {
+    fn name(self) -> &'static str {
+        match self {
+            Binding::JsonRpc => BINDING_JSONRPC,
+            Binding::HttpJson => BINDING_HTTP_JSON,
+        }
+    }
+}
+
+/// Builds a [`Client`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ClientBuilder {
+    timeout: Option<Duration>,
+    connect_timeout: Duration,
+    preference: Vec<Binding>,
+    retry: RetryPolicy,
+    interceptors: Vec<Arc<dyn Interceptor>>,
+    http: Option<reqwest::Client>,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        Self {
+            timeout: None,
+            connect_timeout: Duration::from_secs(10),
+            preference: Vec::new(),
+            retry: RetryPolicy::default(),
+            interceptors: Vec::new(),
+            http: None,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// A timeout for each unary call (streams are not limited).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The connect timeout (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Bindings in order of preference (default: the card's order).
+    pub fn prefer(mut self, bindings: impl IntoIterator<Item = Binding>) -> Self {
+        self.preference = bindings.into_iter().collect();
+        self
+    }
+
+    /// The retry policy.
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// Adds an interceptor (auth, headers); they run in the order added.
+    pub fn interceptor(mut self, interceptor: impl Interceptor) -> Self {
+        self.interceptors.push(Arc::new(interceptor));
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>`.
+    pub fn bearer_token(self, token: impl Into<String>) -> Self {
+        self.interceptor(crate::auth::BearerAuth::new(token))
+    }
+
+    /// Adds a header to every call.
+    pub fn header(self, name: &str, value: &str) -> Result<Self, Error> {
+        let mut map = reqwest::header::HeaderMap::new();
+        map.insert(
+            reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| Error::Config(format!("invalid header name {name:?}")))?,
+            reqwest::header::HeaderValue::from_str(value)
+                .map_err(|_| Error::Config(format!("invalid value for header {name}")))?,
+        );
+        Ok(self.interceptor(crate::auth::Headers(map)))
+    }
+
+    /// Uses this HTTP client (its own timeouts and TLS settings apply).
+    pub fn http_client(mut self, http: reqwest::Client) -> Self {
+        self.http = Some(http);
+        self
+    }
+
+    fn http(&self) -> Result<reqwest::Client, Error> {
+        if let Some(h) = &self.http {
+            return Ok(h.clone());
+        }
+        reqwest::Client::builder()
+            .connect_timeout(self.connect_timeout)
+            .tcp_nodelay(true)
+            .user_agent(concat!("a2a-rust/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(Error::Transport)
+    }
+
+    /// Picks the interface to use: the caller's preferred binding if the card offers it, else
+    /// the card's order; v1.0 interfaces before v0.3 ones of the same binding.
+    pub fn select_interface<'c>(&self, card: &'c AgentCard) -> Result<&'c AgentInterface, Error> {
+        let usable = |i: &&AgentInterface| {
+            (i.protocol_binding == BINDING_JSONRPC || i.protocol_binding == BINDING_HTTP_JSON)
+                && (i.protocol_version.starts_with("1.")
+                    || i.protocol_version == "1"
+                    || (i.protocol_version == PROTOCOL_VERSION_V03
+                        && i.protocol_binding == BINDING_JSONRPC))
+        };
+        let rank = |i: &AgentInterface| -> (usize, usize) {
+            let pref = self
+                .preference
+                .iter()
+                .position(|b| b.name() == i.protocol_binding)
+                .unwrap_or(self.preference.len());
+            (
+                pref,
+                usize::from(i.protocol_version == PROTOCOL_VERSION_V03),
+            )
+        };
+        card.supported_interfaces
+            .iter()
+            .filter(usable)
+            .enumerate()
+            .min_by_key(|(order, i)| (rank(i), *order))
+            .map(|(_, i)| i)
+            .ok_or_else(|| {
+                let offered: Vec<String> = card
+                    .supported_interfaces
+                    .iter()
+                    .map(|i| format!("{} {}", i.protocol_binding, i.protocol_version))
+                    .collect();
+                Error::NoCompatibleInterface(format!(
+                    "the agent offers [{}]; this client speaks JSONRPC 1.x/0.3 and HTTP+JSON 1.x",
+                    offered.join(", ")
+                ))
+            })
+    }
+
+    /// A client for the agent described by `card`.
+    pub fn build_from_card(self, card: AgentCard) -> Result<Client, Error> {
+        let http = self.http()?;
+        let interface = self.select_interface(&card)?.clone();
+        let url = reqwest::Url::parse(&interface.url)
+            .map_err(|e| Error::Config(format!("interface URL {:?}: {e}", interface.url)))?;
+        let transport: Box<dyn Transport> = match (
+            interface.protocol_binding.as_str(),
+            interface.protocol_version.as_str(),
+        ) {
+            (BINDING_HTTP_JSON, _) => Box::new(RestTransport::new(http, url)),
+            (_, PROTOCOL_VERSION_V03) => Box::new(JsonRpcTransport::new_v03(http, url)),
+            _ => Box::new(JsonRpcTransport::new(http, url)),
+        };
+        let streaming = card.capabilities.streaming();
+        Ok(self.finish(transport, Some(card), interface.tenant, streaming))
+    }
+
+    /// Discovers the agent's card at `base_url` and builds a client for it.
+    pub async fn connect(self, base_url: &str) -> Result<Client, Error> {
+        let resolver = CardResolver::new(self.http()?, Default::default());
+        let card = resolver.resolve(base_url).await?;
+        self.build_from_card(card)
+    }
+
+    /// A client for a known JSON-RPC v1.0 endpoint, without a card (streaming assumed).
+    pub fn build_jsonrpc(self, url: &str) -> Result<Client, Error> {
+        let url = reqwest::Url::parse(url).map_err(|e| Error::Config(format!("{url:?}: {e}")))?;
+        let t = Box::new(JsonRpcTransport::new(self.http()?, url));
+        Ok(self.finish(t, None, None, true))
+    }
+
+    /// A client for a known HTTP+JSON v1.0 base URL, without a card (streaming assumed).
+    pub fn build_rest(self, url: &str) -> Result<Client, Error> {
+        let url = reqwest::Url::parse(url).map_err(|e| Error::Config(format!("{url:?}: {e}")))?;
+        let t = Box::new(RestTransport::new(self.http()?, url));
+        Ok(self.finish(t, None, None, true))
+    }
+
+    fn finish(
+        self,
+        transport: Box<dyn Transport>,
+        card: Option<AgentCard>,
+        tenant: Option<String>,
+        streaming: bool,
+    ) -> Client {
+        Client {
+            inner: Arc::new(Inner {
+                transport,
+                card,
+                tenant,
+                streaming,
+                timeout: self.timeout,
+                retry: self.retry,
+                interceptors: self.interceptors,
+            }),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    transport: Box<dyn Transport>,
+    card: Option<AgentCard>,
+    tenant: Option<String>,
+    streaming: bool,
+    timeout: Option<Duration>,
+    retry: RetryPolicy,
+    interceptors: Vec<Arc<dyn Interceptor>>,
+}
+
+/// An A2A client bound to one agent interface. Cheap to clone.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), a2a_client::Error> {
+/// use a2a_client::Client;
+/// use a2a_core::Message;
+///
+/// let client = Client::connect("http://127.0.0.1:8080").await?;
+/// let outcome = client.delegate(Message::user_text("hello"), Default::default()).await?;
+/// println!("{outcome:?}");
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+/// Whether a failed call may be retried: idempotent methods on any retryable failure;
+/// SendMessage too (retried with the same messageId, which servers may de-duplicate on);
+/// anything when the request certainly never left.
+fn may_retry(method: Method, e: &Error) -> bool {
+    if e.is_before_send() {
+        return true;
+    }
+    let idempotent = matches!(
+        method,
+        Method::GetTask
+            | Method::ListTasks
+            | Method::GetTaskPushNotificationConfig
+            | Method::ListTaskPushNotificationConfigs
+            | Method::DeleteTaskPushNotificationConfig
+            | Method::GetExtendedAgentCard
+            | Method::SendMessage
+    );
+    idempotent && e.is_retryable()
+}
+
+impl Client {
+    /// Starts building a client.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// Discovers the agent at `base_url` and connects with default settings.
+    pub async fn connect(base_url: &str) -> Result<Self, Error> {
+        ClientBuilder::default().connect(base_url).await
+    }
+
+    /// The agent card this client was built from, if any.
+    pub fn card(&self) -> Option<&AgentCard> {
+        self.inner.card.as_ref()
+    }
+
+    /// The binding and protocol version in use.
+    pub fn binding(&self) -> (&'static str, &'static str) {
+        self.inner.transport.binding()
+    }
+
+    /// Whether the agent streams (per its card).
+    pub fn supports_streaming(&self) -> bool {
+        self.inner.streaming
+    }
+
+    fn options(&self, method: Method) -> Result<CallOptions, Error> {
+        let mut options = CallOptions::default();
+        for i in &self.inner.interceptors {
+            i.intercept(method, &mut options)?;
+        }
+        Ok(options)
+    }
+
+    fn params<R: Request>(&self, req: &R) -> Result<Value, Error> {
+        let mut v = serde_json::to_value(req)?;
+        if let (Some(tenant), Some(obj)) = (&self.inner.tenant, v.as_object_mut()) {
+            obj.entry("tenant").or_insert_with(|| tenant.clone().into());
+        }
+        Ok(v)
+    }
+
+    /// Any unary operation, typed by its request.
+    pub async fn call<R: Request>(&self, req: &R) -> Result<R::Response, Error> {
+        let params = self.params(req)?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let options = self.options(R::METHOD)?;
+            let call = self
+                .inner
+                .transport
+                .call(R::METHOD, params.clone(), &options);
+            let result = match self.inner.timeout {
+                Some(t) => tokio::time::timeout(t, call).await.unwrap_or_else(|_| {
+                    Err(Error::Timeout(format!("{} took over {t:?}", R::METHOD)))
+                }),
+                None => call.await,
+            };
+            match result {
+                Ok(v) => return Ok(serde_json::from_value(v)?),
+                Err(e) if attempt < self.inner.retry.max_attempts && may_retry(R::METHOD, &e) => {
+                    tokio::time::sleep(self.inner.retry.backoff(attempt)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// `SendMessage` (retried with the same `messageId` on transient failures).
+    pub async fn send_message(
+        &self,
+        req: &SendMessageRequest,
+    ) -> Result<SendMessageResponse, Error> {
+        self.call(req).await
+    }
+
+    /// Sends one text message and waits (blocking mode) for the result.
+    pub async fn send_text(&self, text: &str) -> Result<SendMessageResponse, Error> {
+        self.send_message(&SendMessageRequest::new(Message::user_text(text)))
+            .await
+    }
+
+    /// `GetTask`.
+    pub async fn get_task(&self, id: impl Into<TaskId>) -> Result<Task, Error> {
+        self.call(&GetTaskRequest::new(id)).await
+    }
+
+    /// `ListTasks`.
+    pub async fn list_tasks(&self, req: &ListTasksRequest) -> Result<ListTasksResponse, Error> {
+        self.call(req).await
+    }
+
+    /// `CancelTask`.
+    pub async fn cancel_task(&self, id: impl Into<TaskId>) -> Result<Task, Error> {
+        self.call(&CancelTaskRequest::new(id)).await
+    }
+
+    /// `CreateTaskPushNotificationConfig`.
+    pub async fn create_push_config(
+        &self,
+        config: &TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, Error> {
+        self.call(config).await
+    }
+
+    /// `GetTaskPushNotificationConfig`.
+    pub async fn get_push_config(
+        &self,
+        req: &GetTaskPushNotificationConfigRequest,
+    ) -> Result<TaskPushNotificationConfig, Error> {
+        self.call(req).await
+    }
+
+    /// `ListTaskPushNotificationConfigs`.
+    pub async fn list_push_configs(
+        &self,
+        req: &ListTaskPushNotificationConfigsRequest,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, Error> {
+        self.call(req).await
+    }
+
+    /// `DeleteTaskPushNotificationConfig`.
+    pub async fn delete_push_config(
+        &self,
+        req: &DeleteTaskPushNotificationConfigRequest,
+    ) -> Result<Empty, Error> {
+        self.call(req).await
+    }
+
+    /// `GetExtendedAgentCard`.
+    pub async fn get_extended_agent_card(&self) -> Result<AgentCard, Error> {
+        self.call(&GetExtendedAgentCardRequest::default()).await
+    }
+
+    async fn open_stream(
+        &self,
+        method: Method,
+        params: Value,
+        last_event_id: Option<String>,
+    ) -> Result<ItemStream, Error> {
+        let mut options = self.options(method)?;
+        options.last_event_id = last_event_id;
+        self.inner.transport.stream(method, params, &options).await
+    }
+
+    /// `SendStreamingMessage`: the task (or one message) first, then its events, until a
+    /// terminal or interrupted state. If the connection drops, the stream resumes through
+    /// `SubscribeToTask` (with `Last-Event-ID`), skipping events already seen.
+    pub async fn send_streaming_message(
+        &self,
+        req: &SendMessageRequest,
+    ) -> Result<EventStream, Error> {
+        let params = self.params(req)?;
+        let first = self
+            .open_stream(Method::SendStreamingMessage, params, None)
+            .await?;
+        Ok(self.resumable(first, None))
+    }
+
+    /// `SubscribeToTask`: the current task first, then its events; resumed like
+    /// [`Self::send_streaming_message`].
+    pub async fn subscribe(&self, id: impl Into<TaskId>) -> Result<EventStream, Error> {
+        let id = id.into();
+        let params = self.params(&SubscribeToTaskRequest::new(id.clone()))?;
+        let first = self
+            .open_stream(Method::SubscribeToTask, params, None)
+            .await?;
+        Ok(self.resumable(first, Some(id)))
+    }
+
+    fn resumable(&self, first: ItemStream, task_id: Option<TaskId>) -> EventStream {
+        let client = self.clone();
+        let stream = async_stream::stream! {
+            let mut current = first;
+            let mut task_id = task_id;
+            let mut last_id: Option<u64> = None;
+            let mut failures = 0u32;
+            loop {
+                let mut broken: Option<Error> = None;
+                while let Some(item) = current.next().await {
+                    match item {
+                        Ok(item) => {
+                            let seq = item.id.as_deref().and_then(|s| s.parse::<u64>().ok());
+                            if let (Some(seq), Some(last)) = (seq, last_id) {
+                                if seq <= last {
+                                    continue; // already seen before the reconnect
+                                }
+                            }
+                            if seq.is_some() {
+                                last_id = seq;
+                            }
+                            if task_id.is_none() {
+                                task_id = item.event.task_id().cloned();
+                            }
+                            failures = 0;
+                            let ends = item.event.ends_stream();
+                            yield Ok(item.event);
+                            if ends {
+                                return;
+                            }
+                        }
+                        Err(e @ Error::Remote { .. }) => {
+                            yield Err(e);
+                            return;
+                        }
+                        Err(e) => {
+                            broken = Some(e);
+                            break;
+                        }
+                    }
+                }
+                let Some(id) = task_id.clone() else {
+                    yield Err(Error::StreamEnded(match broken {
+                        Some(e) => format!("the stream broke before the task was created: {e}"),
+                        None => "the stream closed before the first event".to_owned(),
+                    }));
+                    return;
+                };
+                failures += 1;
+                if failures >= client.inner.retry.max_attempts.max(1) {
+                    yield Err(Error::StreamEnded(format!(
+                        "task {id}: the stream dropped and could not be resumed ({})",
+                        broken.map_or_else(|| "closed early".to_owned(), |e| e.to_string())
+                    )));
+                    return;
+                }
+                tokio::time::sleep(client.inner.retry.backoff(failures)).await;
+                let params = match client.params(&SubscribeToTaskRequest::new(id.clone())) {
+                    Ok(p) => p,
+                    Err(e) => { yield Err(e); return; }
+                };
+                match client
+                    .open_stream(Method::SubscribeToTask, params, last_id.map(|n| n.to_string()))
+                    .await
+                {
+                    Ok(s) => current = s,
+                    Err(e) if e.kind() == Some(ErrorKind::UnsupportedOperation) => {
+                        // The task ended meanwhile: its final state is the last event.
+                        match client.get_task(id).await {
+                            Ok(task) => yield Ok(StreamResponse::Task(task)),
+                            Err(e) => yield Err(e),
+                        }
+                        return;
+                    }
+                    Err(e) if e.is_retryable() || matches!(e, Error::Transport(_)) => {
+                        current = futures::stream::iter(vec![Err(e)]).boxed();
+                    }
+                    Err(e) => {
+                        yield Err(e);
+                        return;
+                    }
+                }
+            }
+        };
+        stream.boxed()
+    }
+}

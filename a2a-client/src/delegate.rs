@@ -1,0 +1,190 @@
+//! [`Client::delegate`]: hand a message to an agent and follow it to the end.
+
+use crate::Error;
+use crate::client::{Client, EventStream};
+use a2a_core::{Message, SendMessageRequest, SendMessageResponse, StreamResponse, Task};
+use futures::StreamExt as _;
+use std::time::Duration;
+
+/// How [`Client::delegate`] follows the task.
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct DelegateOptions {
+    deadline: Option<Duration>,
+    poll_interval: Duration,
+    max_poll_interval: Duration,
+    force_polling: bool,
+}
+
+impl Default for DelegateOptions {
+    fn default() -> Self {
+        Self {
+            deadline: None,
+            poll_interval: Duration::from_millis(250),
+            max_poll_interval: Duration::from_secs(5),
+            force_polling: false,
+        }
+    }
+}
+
+impl DelegateOptions {
+    /// Give up (with [`Error::Timeout`]) after this long.
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// The first polling interval (doubled after each unchanged poll, up to `max`).
+    pub fn poll_interval(mut self, first: Duration, max: Duration) -> Self {
+        self.poll_interval = first;
+        self.max_poll_interval = max.max(first);
+        self
+    }
+
+    /// Poll even if the agent can stream.
+    pub fn force_polling(mut self, on: bool) -> Self {
+        self.force_polling = on;
+        self
+    }
+}
+
+/// Folds stream events into the task as the client sees it: status replaced, artifact chunks
+/// merged, agent messages added to the history.
+fn fold(task: &mut Option<Task>, event: &StreamResponse) {
+    match event {
+        StreamResponse::Task(t) => *task = Some(t.clone()),
+        StreamResponse::StatusUpdate(s) => {
+            if let Some(t) = task {
+                t.status = s.status.clone();
+            }
+        }
+        StreamResponse::ArtifactUpdate(a) => {
+            if let Some(t) = task {
+                t.apply_artifact(a.artifact.clone(), a.append);
+            }
+        }
+        StreamResponse::Message(m) => {
+            if let Some(t) = task {
+                t.history.push(m.clone());
+            }
+        }
+    }
+}
+
+fn ends(task: &Task) -> bool {
+    task.status.state.is_terminal() || task.status.state.is_interrupted()
+}
+
+impl Client {
+    /// Progress of a delegation as a stream: the agent's events when it streams, otherwise
+    /// a task snapshot each time polling sees a change. Ends at a terminal or interrupted state
+    /// (or after a message reply).
+    pub async fn delegate_stream(
+        &self,
+        message: Message,
+        options: &DelegateOptions,
+    ) -> Result<EventStream, Error> {
+        let request = SendMessageRequest::new(message);
+        if self.supports_streaming() && !options.force_polling {
+            return self.send_streaming_message(&request).await;
+        }
+        let first = self
+            .send_message(&request.with_return_immediately(true))
+            .await?;
+        let client = self.clone();
+        let options = options.clone();
+        Ok(async_stream::stream! {
+            let task = match first {
+                SendMessageResponse::Message(m) => {
+                    yield Ok(StreamResponse::Message(m));
+                    return;
+                }
+                SendMessageResponse::Task(t) => t,
+            };
+            let mut last = task.clone();
+            yield Ok(StreamResponse::Task(task));
+            let mut interval = options.poll_interval;
+            while !ends(&last) {
+                tokio::time::sleep(interval).await;
+                match client.get_task(last.id.clone()).await {
+                    Ok(t) if t != last => {
+                        interval = options.poll_interval;
+                        last = t.clone();
+                        yield Ok(StreamResponse::Task(t));
+                    }
+                    Ok(_) => interval = (interval * 2).min(options.max_poll_interval),
+                    Err(e) => {
+                        yield Err(e);
+                        return;
+                    }
+                }
+            }
+        }
+        .boxed())
+    }
+
+    /// Sends `message` and follows the task (streaming when the agent can, polling otherwise)
+    /// until it is terminal or interrupted, assembling chunked artifacts. Returns the task as
+    /// it ended (or the agent's message, if it answered with one).
+    pub async fn delegate(
+        &self,
+        message: Message,
+        options: DelegateOptions,
+    ) -> Result<SendMessageResponse, Error> {
+        self.delegate_with(message, options, |_| {}).await
+    }
+
+    /// Like [`Self::delegate`], calling `on_event` with each event as it arrives.
+    pub async fn delegate_with(
+        &self,
+        message: Message,
+        options: DelegateOptions,
+        mut on_event: impl FnMut(&StreamResponse) + Send,
+    ) -> Result<SendMessageResponse, Error> {
+        let work = async {
+            let mut events = self.delegate_stream(message, &options).await?;
+            let mut task: Option<Task> = None;
+            while let Some(event) = events.next().await {
+                let event = event?;
+                on_event(&event);
+                if let (StreamResponse::Message(m), None) = (&event, &task) {
+                    if m.task_id.is_none() {
+                        return Ok(SendMessageResponse::Message(m.clone()));
+                    }
+                }
+                fold(&mut task, &event);
+                if task.as_ref().is_some_and(ends) {
+                    break;
+                }
+            }
+            match task {
+                Some(t) if ends(&t) => Ok(SendMessageResponse::Task(t)),
+                Some(t) => Err(Error::StreamEnded(format!(
+                    "task {} stopped reporting while {}",
+                    t.id, t.status.state
+                ))),
+                None => Err(Error::StreamEnded("the agent sent no task".to_owned())),
+            }
+        };
+        match options.deadline {
+            Some(d) => tokio::time::timeout(d, work)
+                .await
+                .unwrap_or_else(|_| Err(Error::Timeout(format!("the delegation took over {d:?}")))),
+            None => work.await,
+        }
+    }
+
+    /// Answers an interrupted task (INPUT_REQUIRED, AUTH_REQUIRED) in the same task and context
+    /// and follows it again.
+    pub async fn reply(
+        &self,
+        task: &Task,
+        answer: Message,
+        options: DelegateOptions,
+    ) -> Result<SendMessageResponse, Error> {
+        let answer = answer
+            .with_task_id(task.id.clone())
+            .with_context_id(task.context_id.clone());
+        self.delegate(answer, options).await
+    }
+}

@@ -1,0 +1,87 @@
+//! The client's error type.
+
+use a2a_core::ErrorKind;
+
+/// What can go wrong talking to an agent.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The agent answered with an A2A (or JSON-RPC) error.
+    #[error("the agent returned an error: {error}")]
+    Remote {
+        /// The error as the agent sent it (code, message, details).
+        #[source]
+        error: a2a_core::Error,
+        /// The HTTP status it came with.
+        status: u16,
+    },
+    /// The agent answered with an HTTP error that is not an A2A error body.
+    #[error("HTTP {status}: {body}")]
+    Http {
+        /// The status code.
+        status: u16,
+        /// The body (truncated to 4 KiB).
+        body: String,
+    },
+    /// The request could not be sent or the response not received.
+    #[error("transport error: {0}")]
+    Transport(#[from] reqwest::Error),
+    /// The response is not what the protocol says.
+    #[error("could not decode the agent's response: {0}")]
+    Decode(String),
+    /// The agent offers no interface this client can use.
+    #[error("no compatible interface: {0}")]
+    NoCompatibleInterface(String),
+    /// A stream ended before the task reached a terminal or interrupted state, and could not be
+    /// resumed.
+    #[error("the stream ended early: {0}")]
+    StreamEnded(String),
+    /// A deadline passed.
+    #[error("timed out: {0}")]
+    Timeout(String),
+    /// A URL or header value is not valid.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+}
+
+impl Error {
+    /// The A2A error kind, for remote errors.
+    pub fn kind(&self) -> Option<ErrorKind> {
+        match self {
+            Error::Remote { error, .. } => error.kind(),
+            _ => None,
+        }
+    }
+
+    /// The remote A2A error, if this is one.
+    pub fn remote(&self) -> Option<&a2a_core::Error> {
+        match self {
+            Error::Remote { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// Whether retrying the same call may succeed: connection failures, timeouts, and
+    /// HTTP 502/503/504 (or 429).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Transport(e) => e.is_connect() || e.is_timeout() || e.is_request(),
+            Error::Http { status, .. } | Error::Remote { status, .. } => {
+                matches!(status, 429 | 502 | 503 | 504)
+            }
+            Error::StreamEnded(_) | Error::Timeout(_) => true,
+            _ => false,
+        }
+    }
+
+    /// Whether the request certainly never reached the server (safe to retry anything).
+    pub fn is_before_send(&self) -> bool {
+        matches!(self, Error::Transport(e) if e.is_connect())
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        Error::Decode(e.to_string())
+    }
+}
