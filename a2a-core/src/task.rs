@@ -1,7 +1,7 @@
 //! Tasks, their status and lifecycle, and artifacts.
 
 use crate::ids::{ArtifactId, ContextId, TaskId};
-use crate::message::{Message, Metadata, Part, join_text};
+use crate::message::{Message, Metadata, Part};
 use crate::proto_enum::proto_enum;
 use crate::serde_util::{empty_as_none, null_as_default};
 use crate::time::Timestamp;
@@ -292,8 +292,8 @@ impl Artifact {
         self
     }
 
-    /// All text parts joined with newlines.
+    /// All text parts concatenated, as chunks streamed with `append` were meant to be read.
     pub fn text_content(&self) -> String {
-        join_text(&self.parts)
+        self.parts.iter().filter_map(Part::as_text).collect()
     }
 }

@@ -543,7 +543,7 @@ fn sse_example_is_a_task_then_two_chunks_then_completion() {
     }
     assert_eq!(task.status.state, TaskState::Completed);
     assert_eq!(task.artifacts.len(), 1);
-    assert_eq!(task.artifacts[0].text_content(), "Part one. \nPart two.");
+    assert_eq!(task.artifacts[0].text_content(), "Part one. Part two.");
     assert_eq!(task.artifacts[0].parts.len(), 2);
 }
 
