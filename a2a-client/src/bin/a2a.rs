@@ -244,7 +244,11 @@ async fn run(cli: Cli, ui: &Ui) -> Result<Outcome, Error> {
             let options = a2a_client::DelegateOptions::default();
             let mut seen = Vec::new();
             let response = client
-                .delegate_with(request.message, options, |e| ui.progress(e, &mut seen))
+                .delegate_with(request.message, options, |e| {
+                    if ui.tty {
+                        ui.progress(e, &mut seen);
+                    }
+                })
                 .await?;
             ui.clear_line();
             Ok(ui.response(&response))
@@ -395,7 +399,7 @@ impl Ui {
                     if !printed.contains(&a.artifact_id.to_string()) {
                         printed.push(a.artifact_id.to_string());
                         self.clear_line();
-                        print!("{}", a.text_content());
+                        println!("{}", a.text_content().trim_end());
                     }
                 }
             }
@@ -414,8 +418,9 @@ impl Ui {
             }
             StreamResponse::ArtifactUpdate(a) => {
                 self.clear_line();
-                print!("{}", a.artifact.text_content());
-                if a.last_chunk || !a.append {
+                let text = a.artifact.text_content();
+                print!("{text}");
+                if (a.last_chunk || !a.append) && !text.ends_with('\n') {
                     println!();
                 }
                 let _ = std::io::stdout().flush();
