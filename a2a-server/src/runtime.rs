@@ -105,12 +105,18 @@ impl TaskCell {
         Error::new(ErrorKind::InvalidAgentResponse, what.to_string())
     }
 
-    /// Completes an agent-produced message: role agent, this task's ids.
-    fn own_message(&self, mut m: Message) -> Message {
+    /// Completes an agent-produced message: role agent, this task's context, and this task's
+    /// id when the message belongs to the task. A direct reply creates no task, so it names
+    /// none (an agent message carries a `taskId` only if the task exists).
+    fn own_message(&self, mut m: Message, in_task: bool) -> Message {
         if m.role == Role::Unspecified {
             m.role = Role::Agent;
         }
-        m.task_id.get_or_insert_with(|| self.id.clone());
+        if in_task {
+            m.task_id.get_or_insert_with(|| self.id.clone());
+        } else {
+            m.task_id = None;
+        }
         m.context_id.get_or_insert_with(|| self.context_id.clone());
         m
     }
@@ -127,7 +133,7 @@ impl TaskCell {
                     )));
                 }
                 if let Some(m) = status.message.take() {
-                    let m = self.own_message(m);
+                    let m = self.own_message(m, true);
                     task.history.push(m.clone());
                     status.message = Some(m);
                 }
@@ -170,7 +176,7 @@ impl TaskCell {
                         task.id
                     )));
                 }
-                let m = self.own_message(m);
+                let m = self.own_message(m, true);
                 task.history.push(m.clone());
                 Ok(StreamResponse::Message(m))
             }
@@ -211,7 +217,7 @@ impl TaskCell {
                 if st.reply.is_some() {
                     return Err(Self::illegal("the agent already replied with a message"));
                 }
-                let m = self.own_message(m);
+                let m = self.own_message(m, false);
                 st.reply = Some(m.clone());
                 let rx = subscribe.then(|| self.tx.subscribe());
                 let _ = self.tx.send(Update::Event(Arc::new(SeqEvent {
@@ -242,7 +248,10 @@ impl TaskCell {
             (Some(current), change) => {
                 let mut task = current.task.clone();
                 let event = self.apply_to(&mut task, change)?;
-                let stored = rt.store.update(task, current.version).await?;
+                let stored = rt
+                    .store
+                    .update(task, current.version, event.clone())
+                    .await?;
                 (stored, event)
             }
         };

@@ -4,8 +4,17 @@
 //! Every change to a task goes through [`TaskStore::update`] (or [`TaskStore::create`]) before
 //! any client or subscriber sees it. Updates are optimistic: each stored task carries a
 //! `version` that increases by one per write, and a write states the version it replaces.
+//!
+//! Each write also appends one event to the task's log, in the same atomic step: the task
+//! snapshot at version 1 (creation), then the event that announces each change. An event's
+//! sequence number is the task's version after the write, so a task's log is gap-free
+//! `1, 2, 3, …` and a stream can be resumed after any sequence number
+//! ([`TaskStore::events`]).
+//!
+//! The traits use only owned values of the wire model, so that a networked backend shared by
+//! several server replicas can implement them.
 
-use a2a_core::{ContextId, Task, TaskId, TaskState, Timestamp};
+use a2a_core::{ContextId, Message, StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +58,28 @@ impl StoredTask {
     pub fn sort_millis(&self) -> i64 {
         self.task.status.timestamp.map_or(0, Timestamp::unix_millis)
     }
+}
+
+/// One entry of a task's event log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoggedEvent {
+    /// The task's version after the change (1 for the creation snapshot).
+    pub seq: u64,
+    /// The event announcing the change.
+    pub event: StreamResponse,
+}
+
+/// What a `messageId` was used for, to answer a retried `SendMessage` the same way
+/// (idempotent sends).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MessageClaim {
+    /// The task the message created or continued.
+    pub task_id: TaskId,
+    /// The agent's direct message answer, when it answered without a task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<Message>,
+    /// When the message was first received (milliseconds since the epoch), for retention.
+    pub received_ms: i64,
 }
 
 /// What went wrong in a store.
@@ -146,12 +177,49 @@ pub trait TaskStore: Send + Sync + 'static {
     /// The task with this id, if any.
     async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError>;
 
-    /// Stores a new task at version 1.
+    /// Stores a new task at version 1, and starts its log with the task snapshot (seq 1).
     async fn create(&self, task: Task, scope: Scope) -> Result<StoredTask, StoreError>;
 
-    /// Replaces the task if its stored version is `expected_version`; returns the new record
-    /// (version `expected_version + 1`).
-    async fn update(&self, task: Task, expected_version: u64) -> Result<StoredTask, StoreError>;
+    /// Replaces the task if its stored version is `expected_version`, and appends `event` to
+    /// its log at seq `expected_version + 1`, atomically. Returns the new record.
+    async fn update(
+        &self,
+        task: Task,
+        expected_version: u64,
+        event: StreamResponse,
+    ) -> Result<StoredTask, StoreError>;
+
+    /// Up to `limit` events of the task's log with `seq > after`, in order.
+    async fn events(
+        &self,
+        id: &TaskId,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, StoreError>;
+
+    /// Removes a task and its log. Returns whether it existed.
+    async fn delete(&self, id: &TaskId) -> Result<bool, StoreError>;
+
+    /// Up to `limit` ids of terminal tasks whose status timestamp is before `before`, oldest
+    /// first (for retention).
+    async fn terminal_before(
+        &self,
+        before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<TaskId>, StoreError>;
+
+    /// Records `claim` under `key` unless the key is taken; returns the existing claim if it is.
+    async fn claim_message(
+        &self,
+        key: &str,
+        claim: MessageClaim,
+    ) -> Result<Option<MessageClaim>, StoreError>;
+
+    /// Replaces the claim under `key` (to add the reply).
+    async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError>;
+
+    /// Removes claims received before `before_ms`; returns how many.
+    async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError>;
 
     /// Lists tasks, newest status timestamp first (ties by id).
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError>;
@@ -209,6 +277,15 @@ pub(crate) mod tests {
         Task::new(id, ctx, status)
     }
 
+    pub(crate) fn status_event(t: &Task) -> StreamResponse {
+        StreamResponse::StatusUpdate(a2a_core::TaskStatusUpdateEvent {
+            task_id: t.id.clone(),
+            context_id: t.context_id.clone(),
+            status: t.status.clone(),
+            metadata: None,
+        })
+    }
+
     pub(crate) async fn create_get_update(store: &dyn TaskStore) {
         let t = task_at("t1", "c1", TaskState::Submitted, 1000);
         let created = store.create(t.clone(), Scope::default()).await.unwrap();
@@ -219,10 +296,13 @@ pub(crate) mod tests {
         ));
         let mut next = t.clone();
         next.status.state = TaskState::Working;
-        let updated = store.update(next.clone(), 1).await.unwrap();
+        let updated = store
+            .update(next.clone(), 1, status_event(&next))
+            .await
+            .unwrap();
         assert_eq!(updated.version, 2);
         assert!(matches!(
-            store.update(next.clone(), 1).await,
+            store.update(next.clone(), 1, status_event(&next)).await,
             Err(StoreError::VersionConflict {
                 expected: 1,
                 found: 2
@@ -231,13 +311,133 @@ pub(crate) mod tests {
         let got = store.get(&TaskId::from("t1")).await.unwrap().unwrap();
         assert_eq!(got.task, next);
         assert_eq!(got.version, 2);
-        assert!(store.get(&TaskId::from("nope")).await.unwrap().is_none());
-        assert!(matches!(
+        // The log: the creation snapshot at 1, the update at 2; the failed write logged nothing.
+        let log = store.events(&TaskId::from("t1"), 0, 100).await.unwrap();
+        assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(log[0].event, StreamResponse::Task(t.clone()));
+        assert_eq!(log[1].event, status_event(&next));
+        assert_eq!(
             store
-                .update(task_at("nope", "c", TaskState::Working, 1), 1)
-                .await,
+                .events(&TaskId::from("t1"), 1, 100)
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+        assert!(
+            store
+                .events(&TaskId::from("t1"), 2, 100)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        assert!(store.get(&TaskId::from("nope")).await.unwrap().is_none());
+        let ghost = task_at("nope", "c", TaskState::Working, 1);
+        assert!(matches!(
+            store.update(ghost.clone(), 1, status_event(&ghost)).await,
             Err(StoreError::NotFound(_))
         ));
+    }
+
+    pub(crate) async fn log_pages_retention_and_claims(store: &dyn TaskStore) {
+        let mut t = task_at("long", "c", TaskState::Working, 10);
+        store.create(t.clone(), Scope::default()).await.unwrap();
+        for v in 1..600u64 {
+            t.status.timestamp = Timestamp::from_unix_millis(10 + v as i64);
+            store.update(t.clone(), v, status_event(&t)).await.unwrap();
+        }
+        let mut seen = 0;
+        loop {
+            let page = store.events(&t.id, seen, 256).await.unwrap();
+            if page.is_empty() {
+                break;
+            }
+            assert!(page.len() <= 256);
+            for e in &page {
+                seen += 1;
+                assert_eq!(e.seq, seen, "gap-free, in order");
+            }
+        }
+        assert_eq!(seen, 600);
+
+        for (i, state) in [
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::InputRequired,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            store
+                .create(task_at(&format!("old{i}"), "c", state, 5), Scope::default())
+                .await
+                .unwrap();
+        }
+        store
+            .create(
+                task_at("new", "c", TaskState::Completed, 10_000),
+                Scope::default(),
+            )
+            .await
+            .unwrap();
+        let expired = store
+            .terminal_before(Timestamp::from_unix_millis(1000).unwrap(), 10)
+            .await
+            .unwrap();
+        let mut ids: Vec<String> = expired.iter().map(ToString::to_string).collect();
+        ids.sort();
+        assert_eq!(ids, ["old0", "old1"], "only old terminal tasks");
+        for id in &expired {
+            assert!(store.delete(id).await.unwrap());
+            assert!(store.get(id).await.unwrap().is_none());
+            assert!(store.events(id, 0, 10).await.unwrap().is_empty());
+        }
+        assert!(!store.delete(&TaskId::from("old0")).await.unwrap());
+        let page = store
+            .list(&ListQuery {
+                page_size: 100,
+                ..ListQuery::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(page.total_size, 3, "long, old2 and new remain");
+
+        let claim = |task: &str, ms| MessageClaim {
+            task_id: task.into(),
+            reply: None,
+            received_ms: ms,
+        };
+        assert_eq!(
+            store.claim_message("k1", claim("a", 1)).await.unwrap(),
+            None
+        );
+        assert_eq!(
+            store.claim_message("k1", claim("b", 2)).await.unwrap(),
+            Some(claim("a", 1))
+        );
+        let mut with_reply = claim("a", 1);
+        with_reply.reply = Some(Message::agent_text("hi"));
+        store.update_claim("k1", with_reply.clone()).await.unwrap();
+        assert_eq!(
+            store.claim_message("k1", claim("c", 3)).await.unwrap(),
+            Some(with_reply)
+        );
+        assert_eq!(
+            store.claim_message("k2", claim("d", 50)).await.unwrap(),
+            None
+        );
+        assert_eq!(store.expire_claims(10).await.unwrap(), 1);
+        assert_eq!(
+            store.claim_message("k1", claim("e", 60)).await.unwrap(),
+            None
+        );
+        assert!(
+            store
+                .claim_message("k2", claim("f", 60))
+                .await
+                .unwrap()
+                .is_some()
+        );
     }
 
     pub(crate) async fn list_orders_filters_and_pages(store: &dyn TaskStore) {

@@ -1,10 +1,10 @@
 //! An in-memory [`TaskStore`], for tests and ephemeral servers. Nothing survives a restart.
 
 use super::{
-    ListPage, ListQuery, Scope, StoreError, StoredTask, TaskStore, decode_page_token,
-    encode_page_token, order_key,
+    ListPage, ListQuery, LoggedEvent, MessageClaim, Scope, StoreError, StoredTask, TaskStore,
+    decode_page_token, encode_page_token, order_key,
 };
-use a2a_core::{Task, TaskId, TaskState};
+use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
@@ -21,6 +21,9 @@ pub struct MemoryStore {
 struct Inner {
     tasks: HashMap<TaskId, StoredTask>,
     index: BTreeSet<(Reverse<i64>, String)>,
+    /// Each task's log; entry `i` has seq `i + 1`.
+    logs: HashMap<TaskId, Vec<StreamResponse>>,
+    claims: HashMap<String, MessageClaim>,
 }
 
 impl MemoryStore {
@@ -53,11 +56,20 @@ impl TaskStore for MemoryStore {
             scope,
         };
         inner.index.insert(order_key(&stored));
+        inner.logs.insert(
+            stored.task.id.clone(),
+            vec![StreamResponse::Task(stored.task.clone())],
+        );
         inner.tasks.insert(stored.task.id.clone(), stored.clone());
         Ok(stored)
     }
 
-    async fn update(&self, task: Task, expected_version: u64) -> Result<StoredTask, StoreError> {
+    async fn update(
+        &self,
+        task: Task,
+        expected_version: u64,
+        event: StreamResponse,
+    ) -> Result<StoredTask, StoreError> {
         let mut guard = self.inner.write().expect("store lock");
         let inner = &mut *guard;
         let Some(current) = inner.tasks.get_mut(&task.id) else {
@@ -78,6 +90,11 @@ impl TaskStore for MemoryStore {
             inner.index.remove(&old_key);
             inner.index.insert(new_key);
         }
+        inner
+            .logs
+            .entry(stored.task.id.clone())
+            .or_default()
+            .push(event);
         Ok(stored)
     }
 
@@ -116,6 +133,90 @@ impl TaskStore for MemoryStore {
         })
     }
 
+    async fn events(
+        &self,
+        id: &TaskId,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
+        let inner = self.inner.read().expect("store lock");
+        let Some(log) = inner.logs.get(id) else {
+            return Ok(Vec::new());
+        };
+        let start = usize::try_from(after).unwrap_or(usize::MAX).min(log.len());
+        Ok(log[start..]
+            .iter()
+            .take(limit)
+            .zip(after + 1..)
+            .map(|(event, seq)| LoggedEvent {
+                seq,
+                event: event.clone(),
+            })
+            .collect())
+    }
+
+    async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
+        let mut inner = self.inner.write().expect("store lock");
+        inner.logs.remove(id);
+        match inner.tasks.remove(id) {
+            Some(t) => {
+                inner.index.remove(&order_key(&t));
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    async fn terminal_before(
+        &self,
+        before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let inner = self.inner.read().expect("store lock");
+        let before = before.unix_millis();
+        Ok(inner
+            .index
+            .iter()
+            .rev()
+            .take_while(|(Reverse(ms), _)| *ms < before)
+            .filter_map(|(_, id)| inner.tasks.get(id.as_str()))
+            .filter(|t| t.task.status.state.is_terminal())
+            .take(limit)
+            .map(|t| t.task.id.clone())
+            .collect())
+    }
+
+    async fn claim_message(
+        &self,
+        key: &str,
+        claim: MessageClaim,
+    ) -> Result<Option<MessageClaim>, StoreError> {
+        let mut inner = self.inner.write().expect("store lock");
+        match inner.claims.get(key) {
+            Some(existing) => Ok(Some(existing.clone())),
+            None => {
+                inner.claims.insert(key.to_owned(), claim);
+                Ok(None)
+            }
+        }
+    }
+
+    async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError> {
+        self.inner
+            .write()
+            .expect("store lock")
+            .claims
+            .insert(key.to_owned(), claim);
+        Ok(())
+    }
+
+    async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
+        let mut inner = self.inner.write().expect("store lock");
+        let n = inner.claims.len();
+        inner.claims.retain(|_, c| c.received_ms >= before_ms);
+        Ok(n - inner.claims.len())
+    }
+
     async fn tasks_in_states(&self, states: &[TaskState]) -> Result<Vec<StoredTask>, StoreError> {
         let inner = self.inner.read().expect("store lock");
         Ok(inner
@@ -134,6 +235,11 @@ mod tests {
     #[tokio::test]
     async fn memory_store_creates_gets_and_updates() {
         crate::store::tests::create_get_update(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn memory_store_keeps_a_gap_free_log_expires_old_tasks_and_claims_messages() {
+        crate::store::tests::log_pages_retention_and_claims(&MemoryStore::new()).await;
     }
 
     #[tokio::test]

@@ -3,13 +3,16 @@
 //!
 //! Layout: tree `tasks` maps a task id to its JSON record; tree `task_index` maps
 //! `(i64::MAX - status millis, big-endian) ++ id` to nothing, so that a forward scan lists the
-//! newest status first. Each write updates both trees in one transaction.
+//! newest status first; tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq,
+//! u64 big-endian)` to the JSON event, so that a task's log is one ordered range; tree
+//! `message_claims` maps a deduplication key to its claim. Each write updates the task, the
+//! index and the log in one transaction, and [`TaskStore::sync`] flushes to disk.
 
 use super::{
-    ListPage, ListQuery, Scope, StoreError, StoredTask, TaskStore, decode_page_token,
-    encode_page_token,
+    ListPage, ListQuery, LoggedEvent, MessageClaim, Scope, StoreError, StoredTask, TaskStore,
+    decode_page_token, encode_page_token,
 };
-use a2a_core::{Task, TaskId, TaskState};
+use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
@@ -22,6 +25,8 @@ pub struct SledStore {
     db: sled::Db,
     tasks: sled::Tree,
     index: sled::Tree,
+    events: sled::Tree,
+    claims: sled::Tree,
 }
 
 /// The default page-cache size: bounds the store's memory whatever the number of tasks.
@@ -31,10 +36,28 @@ fn backend(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Backend(Box::new(e))
 }
 
+fn backend_msg(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("corrupt key: {e}").into())
+}
+
 fn index_key(millis: i64, id: &str) -> Vec<u8> {
     let mut key = Vec::with_capacity(8 + id.len());
     key.extend_from_slice(&(i64::MAX - millis.max(0)).to_be_bytes());
     key.extend_from_slice(id.as_bytes());
+    key
+}
+
+fn log_prefix(id: &str) -> Vec<u8> {
+    let len = u16::try_from(id.len()).unwrap_or(u16::MAX);
+    let mut key = Vec::with_capacity(2 + id.len() + 8);
+    key.extend_from_slice(&len.to_be_bytes());
+    key.extend_from_slice(id.as_bytes());
+    key
+}
+
+fn log_key(id: &str, seq: u64) -> Vec<u8> {
+    let mut key = log_prefix(id);
+    key.extend_from_slice(&seq.to_be_bytes());
     key
 }
 
@@ -67,6 +90,8 @@ impl SledStore {
         Ok(Self {
             tasks: db.open_tree("tasks").map_err(backend)?,
             index: db.open_tree("task_index").map_err(backend)?,
+            events: db.open_tree("task_events").map_err(backend)?,
+            claims: db.open_tree("message_claims").map_err(backend)?,
             db,
         })
     }
@@ -80,14 +105,18 @@ impl SledStore {
         &self,
         stored: &StoredTask,
         previous: Option<&StoredTask>,
-        create: bool,
+        event: &StreamResponse,
     ) -> Result<(), StoreError> {
+        let create = previous.is_none();
         let id = stored.task.id.as_str();
         let value = encode(stored)?;
         let new_key = index_key(stored.sort_millis(), id);
         let old_key = previous.map(|p| index_key(p.sort_millis(), id));
         let expected = previous.map(|p| p.version);
-        let result = (&self.tasks, &self.index).transaction(|(tasks, index)| {
+        let event_key = log_key(id, stored.version);
+        let event_value = serde_json::to_vec(event).map_err(backend)?;
+        let trees = (&self.tasks, &self.index, &self.events);
+        let result = trees.transaction(|(tasks, index, events)| {
             let current = tasks.get(id.as_bytes())?;
             match (&current, create) {
                 (Some(_), true) => {
@@ -122,6 +151,7 @@ impl SledStore {
                 }
             }
             index.insert(new_key.as_slice(), &[] as &[u8])?;
+            events.insert(event_key.as_slice(), event_value.as_slice())?;
             Ok(())
         });
         result.map_err(|e| match e {
@@ -147,11 +177,16 @@ impl TaskStore for SledStore {
             version: 1,
             scope,
         };
-        self.write(&stored, None, true)?;
+        self.write(&stored, None, &StreamResponse::Task(stored.task.clone()))?;
         Ok(stored)
     }
 
-    async fn update(&self, task: Task, expected_version: u64) -> Result<StoredTask, StoreError> {
+    async fn update(
+        &self,
+        task: Task,
+        expected_version: u64,
+        event: StreamResponse,
+    ) -> Result<StoredTask, StoreError> {
         let Some(previous) = self.get(&task.id).await? else {
             return Err(StoreError::NotFound(task.id));
         };
@@ -166,7 +201,7 @@ impl TaskStore for SledStore {
             version: expected_version + 1,
             scope: previous.scope.clone(),
         };
-        self.write(&stored, Some(&previous), false)?;
+        self.write(&stored, Some(&previous), &event)?;
         Ok(stored)
     }
 
@@ -216,6 +251,114 @@ impl TaskStore for SledStore {
         })
     }
 
+    async fn events(
+        &self,
+        id: &TaskId,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
+        let start = log_key(id.as_str(), after.saturating_add(1));
+        let end = log_key(id.as_str(), u64::MAX);
+        let mut out = Vec::new();
+        for entry in self.events.range(start..=end).take(limit) {
+            let (key, value) = entry.map_err(backend)?;
+            let seq_bytes: [u8; 8] = key[key.len() - 8..].try_into().map_err(backend_msg)?;
+            out.push(LoggedEvent {
+                seq: u64::from_be_bytes(seq_bytes),
+                event: serde_json::from_slice(&value).map_err(backend)?,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
+        let Some(stored) = self.get(id).await? else {
+            return Ok(false);
+        };
+        let key = index_key(stored.sort_millis(), id.as_str());
+        let result = (&self.tasks, &self.index).transaction(|(tasks, index)| {
+            tasks.remove(id.as_str().as_bytes())?;
+            index.remove(key.as_slice())?;
+            Ok::<_, ConflictableTransactionError<StoreError>>(())
+        });
+        result.map_err(|e| match e {
+            TransactionError::Abort(e) => e,
+            TransactionError::Storage(e) => backend(e),
+        })?;
+        // The log goes after the task: a crash in between leaves an unreachable log, never a
+        // task without its log.
+        let mut batch = sled::Batch::default();
+        for entry in self.events.scan_prefix(log_prefix(id.as_str())) {
+            batch.remove(entry.map_err(backend)?.0);
+        }
+        self.events.apply_batch(batch).map_err(backend)?;
+        Ok(true)
+    }
+
+    async fn terminal_before(
+        &self,
+        before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let mut out = Vec::new();
+        for entry in self.index.iter().rev() {
+            let (key, _) = entry.map_err(backend)?;
+            let inverted: [u8; 8] = key[..8].try_into().map_err(backend_msg)?;
+            let millis = i64::MAX - i64::from_be_bytes(inverted);
+            if millis >= before.unix_millis() || out.len() == limit {
+                break;
+            }
+            let Some(bytes) = self.tasks.get(&key[8..]).map_err(backend)? else {
+                continue;
+            };
+            let t = decode(&bytes)?;
+            if t.task.status.state.is_terminal() {
+                out.push(t.task.id);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn claim_message(
+        &self,
+        key: &str,
+        claim: MessageClaim,
+    ) -> Result<Option<MessageClaim>, StoreError> {
+        let value = serde_json::to_vec(&claim).map_err(backend)?;
+        match self
+            .claims
+            .compare_and_swap(key.as_bytes(), None as Option<&[u8]>, Some(value))
+            .map_err(backend)?
+        {
+            Ok(()) => Ok(None),
+            Err(e) => match e.current {
+                Some(bytes) => Ok(Some(serde_json::from_slice(&bytes).map_err(backend)?)),
+                None => Ok(None),
+            },
+        }
+    }
+
+    async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError> {
+        let value = serde_json::to_vec(&claim).map_err(backend)?;
+        self.claims.insert(key.as_bytes(), value).map_err(backend)?;
+        Ok(())
+    }
+
+    async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
+        let mut batch = sled::Batch::default();
+        let mut n = 0;
+        for entry in self.claims.iter() {
+            let (key, value) = entry.map_err(backend)?;
+            let claim: MessageClaim = serde_json::from_slice(&value).map_err(backend)?;
+            if claim.received_ms < before_ms {
+                batch.remove(key);
+                n += 1;
+            }
+        }
+        self.claims.apply_batch(batch).map_err(backend)?;
+        Ok(n)
+    }
+
     async fn tasks_in_states(&self, states: &[TaskState]) -> Result<Vec<StoredTask>, StoreError> {
         let mut out = Vec::new();
         for entry in self.tasks.iter() {
@@ -241,6 +384,13 @@ mod tests {
     async fn sled_store_creates_gets_and_updates() {
         let dir = tempfile::tempdir().unwrap();
         crate::store::tests::create_get_update(&SledStore::open(dir.path()).unwrap()).await;
+    }
+
+    #[tokio::test]
+    async fn sled_store_keeps_a_gap_free_log_expires_old_tasks_and_claims_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::store::tests::log_pages_retention_and_claims(&SledStore::open(dir.path()).unwrap())
+            .await;
     }
 
     #[tokio::test]
