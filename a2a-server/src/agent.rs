@@ -51,7 +51,25 @@ pub trait Agent: Send + Sync + 'static {
             ))
         }
     }
+
+    /// Called at start-up for each task that was SUBMITTED or WORKING when the server stopped
+    /// (its execution died with the old process). `cx.stored_task` is the task as stored and
+    /// `cx.message` its last user message. By default the task is failed with a status message
+    /// saying the server restarted; override to pick the work up again. Tasks waiting for input
+    /// (INPUT_REQUIRED, AUTH_REQUIRED) are not touched: they continue when the client answers.
+    fn resume(
+        &self,
+        cx: RequestContext,
+        events: TaskEvents,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = cx;
+        async move { events.fail(RESTART_MESSAGE).await }
+    }
 }
+
+/// What the server tells a task it finds active at start-up, when the agent does not resume it.
+pub const RESTART_MESSAGE: &str =
+    "The server restarted while this task was running; the work was not resumed.";
 
 /// Everything an agent gets to know about one call.
 #[derive(Clone, Debug)]
@@ -99,6 +117,7 @@ impl ServiceParams {
 pub(crate) trait DynAgent: Send + Sync + 'static {
     fn execute(&self, cx: RequestContext, events: TaskEvents) -> BoxFuture<'_, Result<(), Error>>;
     fn cancel(&self, cx: RequestContext, events: TaskEvents) -> BoxFuture<'_, Result<(), Error>>;
+    fn resume(&self, cx: RequestContext, events: TaskEvents) -> BoxFuture<'_, Result<(), Error>>;
 }
 
 impl<A: Agent> DynAgent for A {
@@ -108,5 +127,9 @@ impl<A: Agent> DynAgent for A {
 
     fn cancel(&self, cx: RequestContext, events: TaskEvents) -> BoxFuture<'_, Result<(), Error>> {
         Box::pin(Agent::cancel(self, cx, events))
+    }
+
+    fn resume(&self, cx: RequestContext, events: TaskEvents) -> BoxFuture<'_, Result<(), Error>> {
+        Box::pin(Agent::resume(self, cx, events))
     }
 }

@@ -2,8 +2,10 @@
 //! bindings only decode requests, call these, and encode results.
 
 use crate::agent::{RequestContext, ServiceParams};
+mod follow;
+
 use crate::runtime::{Change, Runtime, TaskCell, Update};
-use crate::store::{ListQuery, Scope, StoredTask};
+use crate::store::{ListQuery, MessageClaim, Scope, StoredTask};
 use a2a_core::{
     AgentCard, CancelTaskRequest, ContextId, DeleteTaskPushNotificationConfigRequest, Empty, Error,
     ErrorKind, GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
@@ -15,6 +17,12 @@ use futures::stream::BoxStream;
 use std::sync::Arc;
 use tokio::sync::broadcast::{self, error::RecvError};
 
+/// The URI of our resumable-streams extension, advertised in the agent card: every SSE event
+/// carries `id: <seq>`, and `SubscribeToTask` with `Last-Event-ID: <seq>` replays exactly the
+/// events after it (from the durable log), then continues live.
+pub const RESUMABLE_STREAMS_EXTENSION: &str =
+    "https://github.com/a2a-rust/a2a/extensions/resumable-streams/v1";
+
 /// Who is calling and with which service parameters.
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
@@ -23,6 +31,8 @@ pub struct CallContext {
     pub scope: Scope,
     /// `A2A-Version`, `A2A-Extensions`.
     pub service_params: ServiceParams,
+    /// Resume a stream after this event sequence number (`Last-Event-ID`).
+    pub last_event_id: Option<u64>,
 }
 
 impl CallContext {
@@ -31,7 +41,15 @@ impl CallContext {
         Self {
             scope,
             service_params,
+            last_event_id: None,
         }
+    }
+
+    /// Sets the sequence number to resume a stream after.
+    #[must_use]
+    pub fn with_last_event_id(mut self, seq: Option<u64>) -> Self {
+        self.last_event_id = seq;
+        self
     }
 
     /// Sets the tenant (from the request's `tenant` field or path).
@@ -65,13 +83,55 @@ pub struct RequestHandler {
     pub(crate) extended_card: Option<AgentCard>,
 }
 
-/// A task execution just started (or continued), with a subscription to its events.
-struct Started {
-    cell: Arc<TaskCell>,
-    rx: broadcast::Receiver<Update>,
-    /// The snapshot to open a stream with (continuations); a new task's stream opens with its
-    /// creation event instead.
-    first: Option<StoredTask>,
+/// A task execution just started (or continued), with a subscription to its events; or the
+/// claim of an earlier identical message (a retried send).
+#[allow(clippy::large_enum_variant)] // one per call, moved once
+enum Started {
+    Fresh {
+        cell: Arc<TaskCell>,
+        rx: broadcast::Receiver<Update>,
+        /// The snapshot to open a stream with (continuations); a new task's stream opens with
+        /// its creation event instead.
+        first: Option<StoredTask>,
+    },
+    Duplicate(MessageClaim),
+}
+
+/// The deduplication key of a message: the caller's scope, the task (or context) it is sent
+/// to, and its `messageId`.
+fn claim_key(scope: &Scope, message: &Message) -> String {
+    let target = message
+        .task_id
+        .as_ref()
+        .map(|t| format!("t:{t}"))
+        .or_else(|| message.context_id.as_ref().map(|c| format!("c:{c}")))
+        .unwrap_or_default();
+    format!(
+        "{}\u{1f}{}\u{1f}{target}\u{1f}{}",
+        scope.tenant.as_deref().unwrap_or_default(),
+        scope.owner.as_deref().unwrap_or_default(),
+        message.message_id
+    )
+}
+
+/// Waits until the cell's task ends or pauses (or, with `immediately`, until it exists).
+async fn wait(cell: &TaskCell, rx: &mut broadcast::Receiver<Update>, immediately: bool) {
+    loop {
+        match rx.recv().await {
+            Ok(Update::Event(e)) if immediately || e.event.ends_stream() => return,
+            Ok(Update::Event(_)) => {}
+            Ok(Update::Done) | Err(RecvError::Closed) => return,
+            Err(RecvError::Lagged(_)) => {
+                if cell
+                    .snapshot()
+                    .await
+                    .is_some_and(|t| StreamResponse::Task(t.task).ends_stream())
+                {
+                    return;
+                }
+            }
+        }
+    }
 }
 
 impl RequestHandler {
@@ -193,6 +253,15 @@ impl RequestHandler {
                 }
                 let context_id = stored.task.context_id.clone();
                 message.context_id = Some(context_id.clone());
+                let claim = MessageClaim {
+                    task_id: task_id.clone(),
+                    reply: None,
+                    received_ms: a2a_core::Timestamp::now().unix_millis(),
+                };
+                let key = claim_key(&cx.scope, &message);
+                if let Some(existing) = self.rt.store.claim_message(&key, claim).await? {
+                    return Ok(Started::Duplicate(existing));
+                }
                 let cell = self.rt.cell_for(stored);
                 let applied = cell
                     .apply(&self.rt, Change::Continue(message.clone()), true)
@@ -206,7 +275,7 @@ impl RequestHandler {
                 let mut rcx = context(task_id, context_id, message, Some(stored.task.clone()));
                 rcx.cancel = cell.cancel.clone();
                 self.rt.spawn_execution(cell.clone(), rcx);
-                Ok(Started {
+                Ok(Started::Fresh {
                     cell,
                     rx,
                     first: Some(stored),
@@ -214,20 +283,39 @@ impl RequestHandler {
             }
             None => {
                 let task_id = TaskId::random();
+                let key = claim_key(&cx.scope, &message);
                 let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
                 message.task_id = Some(task_id.clone());
                 message.context_id = Some(context_id.clone());
+                // The cell exists before the claim, so a duplicate always finds the task live.
                 let cell = self.rt.cell_for_new(
                     task_id.clone(),
                     context_id.clone(),
                     cx.scope.clone(),
                     message.clone(),
+                    Some(key.clone()),
                 );
+                let claim = MessageClaim {
+                    task_id: task_id.clone(),
+                    reply: None,
+                    received_ms: a2a_core::Timestamp::now().unix_millis(),
+                };
+                match self.rt.store.claim_message(&key, claim).await {
+                    Ok(None) => {}
+                    Ok(Some(existing)) => {
+                        self.rt.forget(&task_id);
+                        return Ok(Started::Duplicate(existing));
+                    }
+                    Err(e) => {
+                        self.rt.forget(&task_id);
+                        return Err(e.into());
+                    }
+                }
                 let (_, rx) = cell.subscribe().await;
                 let mut rcx = context(task_id, context_id, message, None);
                 rcx.cancel = cell.cancel.clone();
                 self.rt.spawn_execution(cell.clone(), rcx);
-                Ok(Started {
+                Ok(Started::Fresh {
                     cell,
                     rx,
                     first: None,
@@ -237,7 +325,9 @@ impl RequestHandler {
     }
 
     /// `SendMessage`: by default waits until the task is terminal or interrupted;
-    /// with `returnImmediately`, returns as soon as the task exists.
+    /// with `returnImmediately`, returns as soon as the task exists. A retried message (same
+    /// `messageId`, same task or context) gets the task it created or continued the first
+    /// time; the agent does not run again.
     pub async fn send_message(
         &self,
         cx: &CallContext,
@@ -245,28 +335,30 @@ impl RequestHandler {
     ) -> Result<SendMessageResponse, Error> {
         let history_length = req.history_length();
         let immediately = req.return_immediately();
-        let Started {
-            cell,
-            mut rx,
-            first,
-        } = self.start(cx, req).await?;
-        if !(immediately && first.is_some()) {
-            loop {
-                match rx.recv().await {
-                    Ok(Update::Event(e)) if immediately || e.event.ends_stream() => break,
-                    Ok(Update::Event(_)) => {}
-                    Ok(Update::Done) | Err(RecvError::Closed) => break,
-                    Err(RecvError::Lagged(_)) => {
-                        if cell
-                            .snapshot()
-                            .await
-                            .is_some_and(|t| StreamResponse::Task(t.task).ends_stream())
-                        {
-                            break;
-                        }
-                    }
+        let (cell, mut rx, first) = match self.start(cx, req).await? {
+            Started::Fresh { cell, rx, first } => (cell, rx, first),
+            Started::Duplicate(claim) => {
+                if let Some(m) = claim.reply {
+                    return Ok(SendMessageResponse::Message(m));
                 }
+                let Some(cell) = self
+                    .rt
+                    .live_cell(&claim.task_id)
+                    .filter(|c| c.scope == cx.scope)
+                else {
+                    let mut task = self.load(cx, &claim.task_id).await?.task;
+                    task.truncate_history(history_length);
+                    return Ok(SendMessageResponse::Task(task));
+                };
+                let (snapshot, rx) = cell.subscribe().await;
+                (cell, rx, snapshot)
             }
+        };
+        let settled = first.is_some_and(|t| {
+            immediately || t.task.status.state.is_terminal() || t.task.status.state.is_interrupted()
+        });
+        if !settled {
+            wait(&cell, &mut rx, immediately).await;
         }
         if let Some(m) = cell.reply().await {
             return Ok(SendMessageResponse::Message(m));
@@ -280,19 +372,53 @@ impl RequestHandler {
         Ok(SendMessageResponse::Task(task))
     }
 
-    /// `SendStreamingMessage`: the task (or a single message) first, then its events.
+    /// `SendStreamingMessage`: the task (or a single message) first, then its events. A
+    /// retried message replays the stream of the task it created.
     pub async fn send_streaming_message(
         &self,
         cx: &CallContext,
         req: SendMessageRequest,
     ) -> Result<EventStream, Error> {
         self.check_streaming()?;
-        let Started { cell, rx, first } = self.start(cx, req).await?;
-        let first = first.map(|t| StreamEvent {
-            seq: t.version,
-            event: StreamResponse::Task(t.task),
-        });
-        Ok(follow(self.rt.clone(), cell, first, rx))
+        match self.start(cx, req).await? {
+            Started::Fresh { cell, rx, first } => {
+                let first = first.map(|t| StreamEvent {
+                    seq: t.version,
+                    event: StreamResponse::Task(t.task),
+                });
+                let cursor = first.as_ref().map_or(0, |f| f.seq);
+                Ok(follow::follow(self.rt.clone(), cell, first, cursor, rx))
+            }
+            Started::Duplicate(claim) => match claim.reply {
+                Some(m) => Ok(Box::pin(futures::stream::once(async move {
+                    StreamEvent {
+                        seq: 0,
+                        event: StreamResponse::Message(m),
+                    }
+                }))),
+                None => self.stream_from(cx, &claim.task_id, 0).await,
+            },
+        }
+    }
+
+    /// The task's events after `cursor` from its log, then live ones (if it is not finished).
+    async fn stream_from(
+        &self,
+        cx: &CallContext,
+        id: &TaskId,
+        cursor: u64,
+    ) -> Result<EventStream, Error> {
+        if let Some(cell) = self.rt.live_cell(id).filter(|c| c.scope == cx.scope) {
+            let (_, rx) = cell.subscribe().await;
+            return Ok(follow::follow(self.rt.clone(), cell, None, cursor, rx));
+        }
+        let stored = self.load(cx, id).await?;
+        if stored.task.status.state.is_terminal() {
+            return Ok(follow::replay(self.rt.clone(), id.clone(), cursor));
+        }
+        let cell = self.rt.cell_for(stored);
+        let (_, rx) = cell.subscribe().await;
+        Ok(follow::follow(self.rt.clone(), cell, None, cursor, rx))
     }
 
     /// `GetTask`.
@@ -380,7 +506,10 @@ impl RequestHandler {
         Ok(self.rt.cancel(cell, rcx).await?.task)
     }
 
-    /// `SubscribeToTask`: the current task first, then its events.
+    /// `SubscribeToTask`: the current task first, then its events. With
+    /// [`CallContext::last_event_id`] (`Last-Event-ID`), instead exactly the events after that
+    /// sequence number, from the durable log, then live ones; this works for finished tasks too
+    /// (up to their terminal event) and across server restarts.
     pub async fn subscribe_to_task(
         &self,
         cx: &CallContext,
@@ -388,6 +517,9 @@ impl RequestHandler {
     ) -> Result<EventStream, Error> {
         self.check_streaming()?;
         req.validate()?;
+        if let Some(after) = cx.last_event_id {
+            return self.stream_from(cx, &req.id, after).await;
+        }
         let stored = self.load(cx, &req.id).await?;
         if stored.task.status.state.is_terminal() {
             return Err(Error::new(
@@ -406,7 +538,95 @@ impl RequestHandler {
             seq: snapshot.version,
             event: StreamResponse::Task(snapshot.task),
         };
-        Ok(follow(self.rt.clone(), cell, Some(first), rx))
+        let cursor = first.seq;
+        Ok(follow::follow(
+            self.rt.clone(),
+            cell,
+            Some(first),
+            cursor,
+            rx,
+        ))
+    }
+
+    /// Start-up recovery: every task left SUBMITTED or WORKING by a previous process is handed
+    /// to the agent's [`Agent::resume`](crate::Agent::resume) hook (by default: failed with a
+    /// status message saying the server restarted). Returns how many tasks it found.
+    pub async fn recover(&self) -> Result<usize, Error> {
+        use a2a_core::TaskState;
+        let tasks = self
+            .rt
+            .store
+            .tasks_in_states(&[TaskState::Submitted, TaskState::Working])
+            .await?;
+        let n = tasks.len();
+        for stored in tasks {
+            if self.rt.live_cell(&stored.task.id).is_some() {
+                continue; // started in this process
+            }
+            let task = stored.task.clone();
+            let message = task
+                .history
+                .iter()
+                .rev()
+                .find(|m| m.role == a2a_core::Role::User)
+                .cloned()
+                .unwrap_or_else(|| Message::user_text(""));
+            let scope = stored.scope.clone();
+            let cell = self.rt.cell_for(stored);
+            let rcx = RequestContext {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                message,
+                stored_task: Some(task),
+                service_params: ServiceParams::default(),
+                extensions: Vec::new(),
+                scope,
+                cancel: cell.cancel.clone(),
+            };
+            self.rt.spawn_resume(cell, rcx);
+        }
+        if n > 0 {
+            tracing::info!(tasks = n, "recovered tasks interrupted by a restart");
+        }
+        Ok(n)
+    }
+
+    /// Retention: deletes terminal tasks (and their logs) whose status is older than `ttl`,
+    /// and forgets message ids older than `dedup_window`. Returns how many tasks it deleted.
+    pub async fn sweep(
+        &self,
+        ttl: Option<std::time::Duration>,
+        dedup_window: std::time::Duration,
+    ) -> Result<usize, Error> {
+        let now = a2a_core::Timestamp::now().unix_millis();
+        let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        let mut deleted = 0;
+        if let Some(ttl) = ttl {
+            let before = a2a_core::Timestamp::from_unix_millis(now.saturating_sub(ms(ttl)))
+                .unwrap_or_else(a2a_core::Timestamp::now);
+            loop {
+                let ids = self.rt.store.terminal_before(before, 500).await?;
+                let mut progressed = false;
+                for id in &ids {
+                    if self.rt.live_cell(id).is_none() && self.rt.store.delete(id).await? {
+                        deleted += 1;
+                        progressed = true;
+                    }
+                }
+                if ids.len() < 500 || !progressed {
+                    break;
+                }
+            }
+        }
+        self.rt
+            .store
+            .expire_claims(now.saturating_sub(ms(dedup_window)))
+            .await?;
+        if deleted > 0 {
+            self.rt.store.sync().await?;
+            tracing::info!(deleted, "retention removed expired tasks");
+        }
+        Ok(deleted)
     }
 
     /// `CreateTaskPushNotificationConfig` (not supported yet: PushNotificationNotSupported).
@@ -470,60 +690,4 @@ impl RequestHandler {
             .clone()
             .ok_or_else(|| Error::from_kind(ErrorKind::ExtendedAgentCardNotConfigured))
     }
-}
-
-/// Streams a task's events: `first` (if any), then every broadcast event after it, until an
-/// event ends the stream, the execution ends, or the server shuts down. A subscriber that fell
-/// too far behind gets the current task snapshot and continues from there.
-fn follow(
-    rt: Arc<Runtime>,
-    cell: Arc<TaskCell>,
-    first: Option<StreamEvent>,
-    mut rx: broadcast::Receiver<Update>,
-) -> EventStream {
-    let shutdown = rt.shutdown.clone();
-    let stream = async_stream::stream! {
-        let mut last_seq = 0;
-        if let Some(first) = first {
-            last_seq = first.seq;
-            let terminal = first.event.state().is_some_and(|s| s.is_terminal());
-            yield first;
-            if terminal {
-                return;
-            }
-        }
-        loop {
-            let update = tokio::select! {
-                biased;
-                u = rx.recv() => u,
-                () = shutdown.cancelled() => return,
-            };
-            match update {
-                Ok(Update::Event(e)) => {
-                    if e.seq != 0 && e.seq <= last_seq {
-                        continue;
-                    }
-                    last_seq = last_seq.max(e.seq);
-                    let ends = e.event.ends_stream();
-                    yield StreamEvent { seq: e.seq, event: e.event.clone() };
-                    if ends {
-                        return;
-                    }
-                }
-                Ok(Update::Done) | Err(RecvError::Closed) => return,
-                Err(RecvError::Lagged(missed)) => {
-                    tracing::debug!(task = %cell.id, missed, "slow subscriber resynchronized with a snapshot");
-                    let Some(t) = cell.snapshot().await else { return };
-                    last_seq = t.version;
-                    let event = StreamResponse::Task(t.task);
-                    let ends = event.ends_stream();
-                    yield StreamEvent { seq: last_seq, event };
-                    if ends {
-                        return;
-                    }
-                }
-            }
-        }
-    };
-    Box::pin(stream)
 }

@@ -9,11 +9,12 @@ mod rest;
 mod sse;
 
 use crate::agent::{Agent, DynAgent};
-use crate::handler::RequestHandler;
+use crate::handler::{RESUMABLE_STREAMS_EXTENSION, RequestHandler};
 use crate::runtime::Runtime;
 use crate::store::{MemoryStore, TaskStore};
 use a2a_core::{
-    AgentCard, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC, PROTOCOL_VERSION_V03,
+    AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC,
+    PROTOCOL_VERSION_V03,
 };
 use axum::Router;
 use axum::routing::{get, post};
@@ -26,6 +27,17 @@ pub const DEFAULT_BODY_LIMIT: usize = 10 * 1024 * 1024;
 /// The default interval of SSE keep-alive comments.
 pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
+/// How long a `messageId` is remembered for de-duplicating retried sends, by default.
+pub const DEFAULT_DEDUP_WINDOW: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Background upkeep settings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Maintenance {
+    pub(crate) retention: Option<Duration>,
+    pub(crate) dedup_window: Duration,
+    pub(crate) sweep_interval: Duration,
+}
+
 /// Settings shared by the HTTP handlers.
 #[derive(Debug)]
 pub(crate) struct HttpConfig {
@@ -37,6 +49,7 @@ pub(crate) struct HttpConfig {
 #[derive(Debug)]
 pub(crate) struct AppState {
     pub(crate) handler: Arc<RequestHandler>,
+    pub(crate) maintenance: Maintenance,
     pub(crate) config: HttpConfig,
     pub(crate) card: card::CardCache,
 }
@@ -89,6 +102,9 @@ pub struct ServerBuilder {
     body_limit: usize,
     keep_alive: Duration,
     streaming: bool,
+    retention: Option<Duration>,
+    dedup_window: Duration,
+    sweep_interval: Duration,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -111,6 +127,9 @@ impl Server {
             body_limit: DEFAULT_BODY_LIMIT,
             keep_alive: DEFAULT_KEEP_ALIVE,
             streaming: true,
+            retention: None,
+            dedup_window: DEFAULT_DEDUP_WINDOW,
+            sweep_interval: Duration::from_secs(60),
         }
     }
 
@@ -136,8 +155,16 @@ impl Server {
     }
 
     /// The axum router with every route of both bindings and the agent card.
+    ///
+    /// When called inside a tokio runtime, it also starts the server's background upkeep:
+    /// start-up recovery of tasks a previous process left running ([`RequestHandler::recover`]),
+    /// then, periodically, retention and the expiry of remembered message ids
+    /// ([`RequestHandler::sweep`]). The upkeep stops with [`Server::shutdown_token`].
     pub fn into_router(self) -> Router {
         let state = self.state;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(maintain(state.handler.clone(), state.maintenance));
+        }
         let card_routes = Router::new()
             .route("/.well-known/agent-card.json", get(card::serve))
             .route("/.well-known/agent.json", get(card::serve))
@@ -208,6 +235,25 @@ impl ServerBuilder {
         self
     }
 
+    /// Deletes terminal tasks (and their event logs) this long after their last status change,
+    /// checked every sweep interval. Default: keep forever.
+    pub fn retention(mut self, ttl: Duration) -> Self {
+        self.retention = Some(ttl);
+        self
+    }
+
+    /// How long a `messageId` is remembered to de-duplicate retried sends (default 24 h).
+    pub fn dedup_window(mut self, window: Duration) -> Self {
+        self.dedup_window = window;
+        self
+    }
+
+    /// How often retention and message-id expiry run (default 60 s).
+    pub fn sweep_interval(mut self, every: Duration) -> Self {
+        self.sweep_interval = every.max(Duration::from_millis(10));
+        self
+    }
+
     /// The server, or the first configuration mistake.
     pub fn build(self) -> Result<Server, BuildError> {
         let url = self.public_url.trim_end_matches('/').to_owned();
@@ -226,6 +272,21 @@ impl ServerBuilder {
             AgentInterface::new(BINDING_JSONRPC, url).with_protocol_version(PROTOCOL_VERSION_V03),
         ];
         card.capabilities.streaming = Some(self.streaming);
+        if self.streaming
+            && !card
+                .capabilities
+                .extensions
+                .iter()
+                .any(|e| e.uri.as_deref() == Some(RESUMABLE_STREAMS_EXTENSION))
+        {
+            card.capabilities.extensions.push(
+                AgentExtension::new(RESUMABLE_STREAMS_EXTENSION).with_description(
+                    "Every SSE event carries `id: <sequence>`; SubscribeToTask with \
+                     `Last-Event-ID: <sequence>` replays exactly the events after it from the \
+                     durable log, then continues live (also after a server restart).",
+                ),
+            );
+        }
         card.capabilities.extended_agent_card = Some(self.extended_card.is_some());
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let handler = Arc::new(RequestHandler {
@@ -237,11 +298,33 @@ impl ServerBuilder {
             state: Arc::new(AppState {
                 card: card::CardCache::new(&card),
                 handler,
+                maintenance: Maintenance {
+                    retention: self.retention,
+                    dedup_window: self.dedup_window,
+                    sweep_interval: self.sweep_interval,
+                },
                 config: HttpConfig {
                     body_limit: self.body_limit,
                     keep_alive: self.keep_alive,
                 },
             }),
         })
+    }
+}
+
+/// Start-up recovery, then periodic retention and message-id expiry, until shutdown.
+async fn maintain(handler: Arc<RequestHandler>, m: Maintenance) {
+    if let Err(e) = handler.recover().await {
+        tracing::error!(error = %e, "start-up recovery failed");
+    }
+    let shutdown = handler.rt.shutdown.clone();
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(m.sweep_interval) => {}
+            () = shutdown.cancelled() => return,
+        }
+        if let Err(e) = handler.sweep(m.retention, m.dedup_window).await {
+            tracing::error!(error = %e, "retention sweep failed");
+        }
     }
 }

@@ -62,10 +62,14 @@ mod http;
 mod runtime;
 pub mod store;
 
-pub use agent::{Agent, RequestContext, ServiceParams};
+pub use agent::{Agent, RESTART_MESSAGE, RequestContext, ServiceParams};
 pub use events::TaskEvents;
-pub use handler::{CallContext, EventStream, RequestHandler, StreamEvent};
-pub use http::{BuildError, DEFAULT_BODY_LIMIT, DEFAULT_KEEP_ALIVE, Server, ServerBuilder};
+pub use handler::{
+    CallContext, EventStream, RESUMABLE_STREAMS_EXTENSION, RequestHandler, StreamEvent,
+};
+pub use http::{
+    BuildError, DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_KEEP_ALIVE, Server, ServerBuilder,
+};
 #[cfg(feature = "sled")]
 pub use store::SledStore;
-pub use store::{MemoryStore, Scope, StoreError, StoredTask, TaskStore};
+pub use store::{LoggedEvent, MemoryStore, MessageClaim, Scope, StoreError, StoredTask, TaskStore};

@@ -25,6 +25,9 @@ struct Args {
     /// Keep tasks in memory only (nothing survives a restart).
     #[arg(long, env = "A2A_MEMORY", conflicts_with = "data_dir")]
     memory: bool,
+    /// Delete finished tasks this many hours after their last change (0: keep forever).
+    #[arg(long, env = "A2A_RETENTION_HOURS", default_value_t = 168)]
+    retention_hours: u64,
     /// Seconds between SSE keep-alive comments.
     #[arg(long, env = "A2A_KEEP_ALIVE_SECS", default_value_t = 15)]
     keep_alive_secs: u64,
@@ -57,8 +60,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .agent_card(DemoAgent::card())
         .task_store_arc(store)
         .public_url(&public_url)
-        .keep_alive(Duration::from_secs(args.keep_alive_secs.max(1)))
-        .build()?;
+        .keep_alive(Duration::from_secs(args.keep_alive_secs.max(1)));
+    let server = if args.retention_hours > 0 {
+        server.retention(Duration::from_secs(args.retention_hours * 3600))
+    } else {
+        server
+    }
+    .build()?;
     let shutdown = server.shutdown_token();
     let flush = server.handler();
     let listener = tokio::net::TcpListener::bind(args.listen)

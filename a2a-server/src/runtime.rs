@@ -4,10 +4,11 @@
 
 use crate::agent::{DynAgent, RequestContext};
 use crate::events::TaskEvents;
-use crate::store::{Scope, StoredTask, TaskStore};
+use crate::store::{MessageClaim, Scope, StoredTask, TaskStore};
 use a2a_core::{
     Artifact, ContextId, Error, ErrorKind, Message, Role, StreamResponse, Task,
-    TaskArtifactUpdateEvent, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent, Validate,
+    TaskArtifactUpdateEvent, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
+    Validate,
 };
 use futures::FutureExt as _;
 use std::collections::HashMap;
@@ -60,6 +61,8 @@ struct CellState {
     initial: Option<Message>,
     /// Set when the agent answered with a message instead of a task.
     reply: Option<Message>,
+    /// The deduplication key of the message that opened the task, to record a reply under.
+    claim: Option<String>,
 }
 
 /// A task being worked on or watched.
@@ -218,6 +221,16 @@ impl TaskCell {
                     return Err(Self::illegal("the agent already replied with a message"));
                 }
                 let m = self.own_message(m, false);
+                if let Some(key) = &st.claim {
+                    // A retried send must get the same answer: record it before anyone sees it.
+                    let claim = MessageClaim {
+                        task_id: self.id.clone(),
+                        reply: Some(m.clone()),
+                        received_ms: Timestamp::now().unix_millis(),
+                    };
+                    rt.store.update_claim(key, claim).await?;
+                    rt.store.sync().await?;
+                }
                 st.reply = Some(m.clone());
                 let rx = subscribe.then(|| self.tx.subscribe());
                 let _ = self.tx.send(Update::Event(Arc::new(SeqEvent {
@@ -324,6 +337,7 @@ impl Runtime {
         context_id: ContextId,
         scope: Scope,
         initial: Message,
+        claim: Option<String>,
     ) -> Arc<TaskCell> {
         let cell = Arc::new(self.new_cell(
             id.clone(),
@@ -333,6 +347,7 @@ impl Runtime {
                 stored: None,
                 initial: Some(initial),
                 reply: None,
+                claim,
             },
         ));
         self.cells
@@ -356,6 +371,7 @@ impl Runtime {
                         stored: Some(stored),
                         initial: None,
                         reply: None,
+                        claim: None,
                     },
                 ))
             })
@@ -367,20 +383,32 @@ impl Runtime {
         self.cells.lock().expect("cells lock").get(id).cloned()
     }
 
-    fn forget(&self, id: &TaskId) {
+    pub(crate) fn forget(&self, id: &TaskId) {
         self.cells.lock().expect("cells lock").remove(id);
     }
 
     /// Runs the agent's `execute` for `cell` in the background. When it ends, a task left
     /// active (or never created) is failed with a status message saying why.
     pub(crate) fn spawn_execution(self: &Arc<Self>, cell: Arc<TaskCell>, cx: RequestContext) {
+        self.spawn_run(cell, cx, false);
+    }
+
+    /// Runs the agent's `resume` hook for a task found active at start-up.
+    pub(crate) fn spawn_resume(self: &Arc<Self>, cell: Arc<TaskCell>, cx: RequestContext) {
+        self.spawn_run(cell, cx, true);
+    }
+
+    fn spawn_run(self: &Arc<Self>, cell: Arc<TaskCell>, cx: RequestContext, resume: bool) {
         let generation = cell.generation.fetch_add(1, Ordering::SeqCst) + 1;
         let rt = self.clone();
         tokio::spawn(async move {
             let events = TaskEvents::new(rt.clone(), cell.clone());
-            let outcome = AssertUnwindSafe(rt.agent.execute(cx, events))
-                .catch_unwind()
-                .await;
+            let run = if resume {
+                rt.agent.resume(cx, events)
+            } else {
+                rt.agent.execute(cx, events)
+            };
+            let outcome = AssertUnwindSafe(run).catch_unwind().await;
             let failure = match outcome {
                 Ok(Ok(())) => None,
                 Ok(Err(e)) => Some(format!("The agent failed: {}", e.message)),

@@ -88,10 +88,16 @@ pub(crate) fn call_context(headers: &HeaderMap, query: Option<&str>) -> Result<C
             }
         }
     }
-    Ok(CallContext::new(
-        Default::default(),
-        ServiceParams::new(version, extensions),
-    ))
+    // `Last-Event-ID` resumes a stream (our resumable-streams extension); a value that is not a
+    // sequence number this server issued is ignored, as SSE servers do.
+    let last_event_id = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    Ok(
+        CallContext::new(Default::default(), ServiceParams::new(version, extensions))
+            .with_last_event_id(last_event_id),
+    )
 }
 
 /// The `A2A-Extensions` response header listing the activated extensions, if any.
