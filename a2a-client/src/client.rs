@@ -523,7 +523,9 @@ impl Client {
                                 return;
                             }
                         }
-                        Err(e @ Error::Remote { .. }) => {
+                        // An A2A error in the stream ends it; a retryable one (a 503 answering
+                        // the resubscribe) breaks it like a dropped connection.
+                        Err(e @ Error::Remote { .. }) if !e.is_retryable() => {
                             yield Err(e);
                             return;
                         }

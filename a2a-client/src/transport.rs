@@ -71,16 +71,21 @@ pub(crate) async fn error_from_response(response: reqwest::Response) -> Error {
         Err(e) => return Error::Transport(e),
     };
     if let Ok(v) = serde_json::from_str::<Value>(&text) {
-        if let Some(e) = a2a_core::Error::from_status_body(&v) {
-            return Error::Remote { error: e, status };
-        }
-        if let Some(obj) = v.get("error").cloned() {
-            if let Ok(obj) = serde_json::from_value::<a2a_core::ErrorObject>(obj) {
+        // Both forms have an `error` object: a JSON-RPC response says so with `jsonrpc`
+        // (its details are in `data`, which a Status body reader would miss).
+        if v.get("jsonrpc").is_some() {
+            if let Some(obj) = v
+                .get("error")
+                .cloned()
+                .and_then(|o| serde_json::from_value::<a2a_core::ErrorObject>(o).ok())
+            {
                 return Error::Remote {
                     error: obj.into(),
                     status,
                 };
             }
+        } else if let Some(e) = a2a_core::Error::from_status_body(&v) {
+            return Error::Remote { error: e, status };
         }
     }
     let mut body = text;

@@ -263,9 +263,17 @@ impl RequestHandler {
                     return Ok(Started::Duplicate(existing));
                 }
                 let cell = self.rt.cell_for(stored);
-                let applied = cell
+                let applied = match cell
                     .apply(&self.rt, Change::Continue(message.clone()), true)
-                    .await?;
+                    .await
+                {
+                    Ok(applied) => applied,
+                    Err(e) => {
+                        // The message did not take effect: a retry is not a duplicate.
+                        self.rt.store.release_claim(&key).await?;
+                        return Err(e);
+                    }
+                };
                 let (Some(stored), Some(rx)) = (applied.stored, applied.rx) else {
                     return Err(Error::new(
                         ErrorKind::Internal,

@@ -36,6 +36,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| "info,sled=warn".into()),
@@ -52,10 +53,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })?)
     };
+    // Bind first, so that `--listen 127.0.0.1:0` advertises the port it actually got.
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let local = listener.local_addr()?;
     let public_url = args
         .public_url
         .clone()
-        .unwrap_or_else(|| format!("http://{}", args.listen));
+        .unwrap_or_else(|| format!("http://{local}"));
     let server = Server::builder(DemoAgent)
         .agent_card(DemoAgent::card())
         .task_store_arc(store)
@@ -69,15 +75,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     .build()?;
     let shutdown = server.shutdown_token();
     let flush = server.handler();
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     tracing::info!(
-        listen = %args.listen,
+        listen = %local,
         card = %format!("{public_url}/.well-known/agent-card.json"),
         store = if args.memory { "memory".to_owned() } else { format!("sled at {}", args.data_dir.display()) },
         "A2A server ready"
     );
+    // One line on stdout for scripts and tests that start the server on port 0.
+    println!("a2a-server listening on http://{local}");
     let signal_token = shutdown.clone();
     axum::serve(listener, server.into_router())
         .with_graceful_shutdown(async move {

@@ -218,6 +218,10 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Replaces the claim under `key` (to add the reply).
     async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError>;
 
+    /// Removes the claim under `key`: the message it recorded did not take effect, so a retry
+    /// of it must be processed afresh rather than answered as a duplicate.
+    async fn release_claim(&self, key: &str) -> Result<(), StoreError>;
+
     /// Removes claims received before `before_ms`; returns how many.
     async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError>;
 
@@ -426,6 +430,17 @@ pub(crate) mod tests {
             store.claim_message("k2", claim("d", 50)).await.unwrap(),
             None
         );
+        assert_eq!(
+            store.claim_message("k3", claim("g", 50)).await.unwrap(),
+            None
+        );
+        store.release_claim("k3").await.unwrap();
+        assert_eq!(
+            store.claim_message("k3", claim("h", 50)).await.unwrap(),
+            None
+        );
+        store.release_claim("k3").await.unwrap();
+        store.release_claim("never-claimed").await.unwrap();
         assert_eq!(store.expire_claims(10).await.unwrap(), 1);
         assert_eq!(
             store.claim_message("k1", claim("e", 60)).await.unwrap(),

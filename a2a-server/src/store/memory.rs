@@ -210,6 +210,11 @@ impl TaskStore for MemoryStore {
         Ok(())
     }
 
+    async fn release_claim(&self, key: &str) -> Result<(), StoreError> {
+        self.inner.write().expect("store lock").claims.remove(key);
+        Ok(())
+    }
+
     async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
         let mut inner = self.inner.write().expect("store lock");
         let n = inner.claims.len();

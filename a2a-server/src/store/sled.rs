@@ -6,7 +6,8 @@
 //! newest status first; tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq,
 //! u64 big-endian)` to the JSON event, so that a task's log is one ordered range; tree
 //! `message_claims` maps a deduplication key to its claim. Each write updates the task, the
-//! index and the log in one transaction, and [`TaskStore::sync`] flushes to disk.
+//! index and the log (see `SledStore::write` for how that is atomic without a sled
+//! transaction), and [`TaskStore::sync`] flushes to disk.
 
 use super::{
     ListPage, ListQuery, LoggedEvent, MessageClaim, Scope, StoreError, StoredTask, TaskStore,
@@ -14,10 +15,10 @@ use super::{
 };
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
-use sled::Transactional;
-use sled::transaction::{ConflictableTransactionError, TransactionError};
 use std::ops::Bound;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A task store in a sled database directory.
 #[derive(Clone, Debug)]
@@ -27,6 +28,20 @@ pub struct SledStore {
     index: sled::Tree,
     events: sled::Tree,
     claims: sled::Tree,
+    commit: Arc<GroupCommit>,
+}
+
+/// Group commit: one flush at a time, shared by every caller whose writes it covers.
+///
+/// sled's `flush_async` runs on sled's own small thread pool, and the write it waits for may be
+/// queued on that same pool: enough concurrent `flush_async` calls starve it and deadlock. So
+/// flushes run one at a time on tokio's blocking pool, and a caller whose writes an earlier
+/// flush already covered does not flush again.
+#[derive(Debug, Default)]
+struct GroupCommit {
+    lock: tokio::sync::Mutex<()>,
+    written: AtomicU64,
+    flushed: AtomicU64,
 }
 
 /// The default page-cache size: bounds the store's memory whatever the number of tasks.
@@ -92,6 +107,7 @@ impl SledStore {
             index: db.open_tree("task_index").map_err(backend)?,
             events: db.open_tree("task_events").map_err(backend)?,
             claims: db.open_tree("message_claims").map_err(backend)?,
+            commit: Arc::default(),
             db,
         })
     }
@@ -101,63 +117,76 @@ impl SledStore {
         &self.db
     }
 
+    /// Writes a new version of a task: its event first, then its new index key, then the
+    /// task record itself (the commit point, a compare-and-swap against the record it
+    /// replaces), then the removal of the old index key. A crash at any step leaves the
+    /// previous version intact: an event beyond the task's version and an index key that does
+    /// not match the task are ignored by every read (and overwritten by the next write).
+    ///
+    /// No sled transaction or batch is used: in sled 0.34 they switch every thread to a
+    /// reader-writer lock that can deadlock against a concurrent `flush` (which we call before
+    /// every acknowledgement). The runtime serializes writes to one task, and the
+    /// compare-and-swap turns a second writer into a [`StoreError::VersionConflict`].
     fn write(
         &self,
         stored: &StoredTask,
-        previous: Option<&StoredTask>,
+        previous: Option<(&StoredTask, sled::IVec)>,
         event: &StreamResponse,
     ) -> Result<(), StoreError> {
-        let create = previous.is_none();
         let id = stored.task.id.as_str();
         let value = encode(stored)?;
         let new_key = index_key(stored.sort_millis(), id);
-        let old_key = previous.map(|p| index_key(p.sort_millis(), id));
-        let expected = previous.map(|p| p.version);
-        let event_key = log_key(id, stored.version);
-        let event_value = serde_json::to_vec(event).map_err(backend)?;
-        let trees = (&self.tasks, &self.index, &self.events);
-        let result = trees.transaction(|(tasks, index, events)| {
-            let current = tasks.get(id.as_bytes())?;
-            match (&current, create) {
-                (Some(_), true) => {
-                    return Err(ConflictableTransactionError::Abort(
-                        StoreError::AlreadyExists(stored.task.id.clone()),
-                    ));
-                }
-                (None, false) => {
-                    return Err(ConflictableTransactionError::Abort(StoreError::NotFound(
-                        stored.task.id.clone(),
-                    )));
-                }
-                (Some(bytes), false) => {
-                    let found = decode(bytes)
-                        .map_err(ConflictableTransactionError::Abort)?
-                        .version;
-                    if Some(found) != expected {
-                        return Err(ConflictableTransactionError::Abort(
-                            StoreError::VersionConflict {
-                                expected: expected.unwrap_or_default(),
-                                found,
-                            },
-                        ));
-                    }
-                }
-                (None, true) => {}
+        self.events
+            .insert(
+                log_key(id, stored.version),
+                serde_json::to_vec(event).map_err(backend)?,
+            )
+            .map_err(backend)?;
+        self.index
+            .insert(new_key.as_slice(), &[] as &[u8])
+            .map_err(backend)?;
+        let expected = previous.as_ref().map(|(_, bytes)| bytes.clone());
+        let swapped = self
+            .tasks
+            .compare_and_swap(id.as_bytes(), expected, Some(value))
+            .map_err(backend)?;
+        if let Err(e) = swapped {
+            return Err(match (e.current, previous) {
+                (Some(_), None) => StoreError::AlreadyExists(stored.task.id.clone()),
+                (None, _) => StoreError::NotFound(stored.task.id.clone()),
+                (Some(bytes), Some((p, _))) => StoreError::VersionConflict {
+                    expected: p.version,
+                    found: decode(&bytes)?.version,
+                },
+            });
+        }
+        self.wrote();
+        if let Some((p, _)) = previous {
+            let old_key = index_key(p.sort_millis(), id);
+            if old_key != new_key {
+                self.index.remove(old_key).map_err(backend)?;
             }
-            tasks.insert(id.as_bytes(), value.as_slice())?;
-            if let Some(old) = &old_key {
-                if *old != new_key {
-                    index.remove(old.as_slice())?;
-                }
-            }
-            index.insert(new_key.as_slice(), &[] as &[u8])?;
-            events.insert(event_key.as_slice(), event_value.as_slice())?;
-            Ok(())
-        });
-        result.map_err(|e| match e {
-            TransactionError::Abort(e) => e,
-            TransactionError::Storage(e) => backend(e),
-        })
+        }
+        Ok(())
+    }
+
+    /// Notes a completed write, for [`TaskStore::sync`].
+    fn wrote(&self) {
+        self.commit.written.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The task an index key points to, if the key is current (it matches the task's status
+    /// time); stale keys left by a crash are skipped.
+    fn indexed(&self, key: &[u8]) -> Result<Option<StoredTask>, StoreError> {
+        let (Some(id), Some(inverted)) = (key.get(8..), key.get(..8)) else {
+            return Ok(None);
+        };
+        let Some(bytes) = self.tasks.get(id).map_err(backend)? else {
+            return Ok(None);
+        };
+        let t = decode(&bytes)?;
+        let inverted: [u8; 8] = inverted.try_into().map_err(backend_msg)?;
+        Ok((index_key(t.sort_millis(), t.task.id.as_str())[..8] == inverted).then_some(t))
     }
 }
 
@@ -177,6 +206,13 @@ impl TaskStore for SledStore {
             version: 1,
             scope,
         };
+        if self
+            .tasks
+            .contains_key(stored.task.id.as_str().as_bytes())
+            .map_err(backend)?
+        {
+            return Err(StoreError::AlreadyExists(stored.task.id));
+        }
         self.write(&stored, None, &StreamResponse::Task(stored.task.clone()))?;
         Ok(stored)
     }
@@ -187,9 +223,14 @@ impl TaskStore for SledStore {
         expected_version: u64,
         event: StreamResponse,
     ) -> Result<StoredTask, StoreError> {
-        let Some(previous) = self.get(&task.id).await? else {
+        let Some(bytes) = self
+            .tasks
+            .get(task.id.as_str().as_bytes())
+            .map_err(backend)?
+        else {
             return Err(StoreError::NotFound(task.id));
         };
+        let previous = decode(&bytes)?;
         if previous.version != expected_version {
             return Err(StoreError::VersionConflict {
                 expected: expected_version,
@@ -201,7 +242,7 @@ impl TaskStore for SledStore {
             version: expected_version + 1,
             scope: previous.scope.clone(),
         };
-        self.write(&stored, Some(&previous), &event)?;
+        self.write(&stored, Some((&previous, bytes)), &event)?;
         Ok(stored)
     }
 
@@ -214,11 +255,7 @@ impl TaskStore for SledStore {
             None => Bound::Unbounded,
         };
         let load = |key: &[u8]| -> Result<Option<StoredTask>, StoreError> {
-            let id = key.get(8..).unwrap_or_default();
-            match self.tasks.get(id).map_err(backend)? {
-                Some(bytes) => Ok(Some(decode(&bytes)?).filter(|t| query.matches(t))),
-                None => Ok(None),
-            }
+            Ok(self.indexed(key)?.filter(|t| query.matches(t)))
         };
         let mut tasks = Vec::with_capacity(query.page_size.min(128));
         let mut more = false;
@@ -257,8 +294,15 @@ impl TaskStore for SledStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<LoggedEvent>, StoreError> {
+        // Only events up to the task's version are committed (see `write`).
+        let Some(task) = self.get(id).await? else {
+            return Ok(Vec::new());
+        };
+        if after >= task.version {
+            return Ok(Vec::new());
+        }
         let start = log_key(id.as_str(), after.saturating_add(1));
-        let end = log_key(id.as_str(), u64::MAX);
+        let end = log_key(id.as_str(), task.version);
         let mut out = Vec::new();
         for entry in self.events.range(start..=end).take(limit) {
             let (key, value) = entry.map_err(backend)?;
@@ -275,23 +319,18 @@ impl TaskStore for SledStore {
         let Some(stored) = self.get(id).await? else {
             return Ok(false);
         };
-        let key = index_key(stored.sort_millis(), id.as_str());
-        let result = (&self.tasks, &self.index).transaction(|(tasks, index)| {
-            tasks.remove(id.as_str().as_bytes())?;
-            index.remove(key.as_slice())?;
-            Ok::<_, ConflictableTransactionError<StoreError>>(())
-        });
-        result.map_err(|e| match e {
-            TransactionError::Abort(e) => e,
-            TransactionError::Storage(e) => backend(e),
-        })?;
-        // The log goes after the task: a crash in between leaves an unreachable log, never a
-        // task without its log.
-        let mut batch = sled::Batch::default();
+        // The task record goes first (then it is gone for every reader), then its index key
+        // and its log; a crash in between leaves only unreachable entries.
+        self.tasks.remove(id.as_str().as_bytes()).map_err(backend)?;
+        self.index
+            .remove(index_key(stored.sort_millis(), id.as_str()))
+            .map_err(backend)?;
         for entry in self.events.scan_prefix(log_prefix(id.as_str())) {
-            batch.remove(entry.map_err(backend)?.0);
+            self.events
+                .remove(entry.map_err(backend)?.0)
+                .map_err(backend)?;
         }
-        self.events.apply_batch(batch).map_err(backend)?;
+        self.wrote();
         Ok(true)
     }
 
@@ -308,10 +347,9 @@ impl TaskStore for SledStore {
             if millis >= before.unix_millis() || out.len() == limit {
                 break;
             }
-            let Some(bytes) = self.tasks.get(&key[8..]).map_err(backend)? else {
+            let Some(t) = self.indexed(&key)? else {
                 continue;
             };
-            let t = decode(&bytes)?;
             if t.task.status.state.is_terminal() {
                 out.push(t.task.id);
             }
@@ -330,7 +368,10 @@ impl TaskStore for SledStore {
             .compare_and_swap(key.as_bytes(), None as Option<&[u8]>, Some(value))
             .map_err(backend)?
         {
-            Ok(()) => Ok(None),
+            Ok(()) => {
+                self.wrote();
+                Ok(None)
+            }
             Err(e) => match e.current {
                 Some(bytes) => Ok(Some(serde_json::from_slice(&bytes).map_err(backend)?)),
                 None => Ok(None),
@@ -341,21 +382,25 @@ impl TaskStore for SledStore {
     async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError> {
         let value = serde_json::to_vec(&claim).map_err(backend)?;
         self.claims.insert(key.as_bytes(), value).map_err(backend)?;
+        self.wrote();
+        Ok(())
+    }
+
+    async fn release_claim(&self, key: &str) -> Result<(), StoreError> {
+        self.claims.remove(key.as_bytes()).map_err(backend)?;
         Ok(())
     }
 
     async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
-        let mut batch = sled::Batch::default();
         let mut n = 0;
         for entry in self.claims.iter() {
             let (key, value) = entry.map_err(backend)?;
             let claim: MessageClaim = serde_json::from_slice(&value).map_err(backend)?;
             if claim.received_ms < before_ms {
-                batch.remove(key);
+                self.claims.remove(key).map_err(backend)?;
                 n += 1;
             }
         }
-        self.claims.apply_batch(batch).map_err(backend)?;
         Ok(n)
     }
 
@@ -372,7 +417,23 @@ impl TaskStore for SledStore {
     }
 
     async fn sync(&self) -> Result<(), StoreError> {
-        self.db.flush_async().await.map(|_| ()).map_err(backend)
+        let c = &self.commit;
+        let wanted = c.written.load(Ordering::SeqCst);
+        if c.flushed.load(Ordering::SeqCst) >= wanted {
+            return Ok(());
+        }
+        let _turn = c.lock.lock().await;
+        if c.flushed.load(Ordering::SeqCst) >= wanted {
+            return Ok(()); // the flush we waited for covered our writes
+        }
+        let target = c.written.load(Ordering::SeqCst);
+        let db = self.db.clone();
+        tokio::task::spawn_blocking(move || db.flush())
+            .await
+            .map_err(backend)?
+            .map_err(backend)?;
+        c.flushed.fetch_max(target, Ordering::SeqCst);
+        Ok(())
     }
 }
 

@@ -1,0 +1,484 @@
+//! The `a2a` command end to end: the built binary against a server started in the test, with
+//! the exit codes documented at the top of `src/bin/a2a.rs` (0 done, 1 task unsuccessful,
+//! 2 bad usage, 3 A2A error, 4 unreachable, 5 needs input). Its output is not a terminal
+//! here, so it must carry no color codes.
+
+mod common;
+
+use a2a_client::{Binding, Client};
+use a2a_core::{ContextId, Message, SendMessageRequest, TaskState};
+use common::{Stepper, TestServer, assert_no_colors, task_of, within};
+use serde_json::Value;
+use std::process::Stdio;
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+
+/// What a run of `a2a` produced.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}): {:?}", self.stdout))
+    }
+
+    fn json_lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l:?}")))
+            .collect()
+    }
+
+    fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "exit code; the run: {self:#?}");
+        self
+    }
+}
+
+/// The `a2a` command with `args` and `env`, and no credential from the environment.
+fn command(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a"));
+    command
+        .args(args)
+        .env_remove("A2A_TOKEN")
+        .env_remove("A2A_API_KEY")
+        .env_remove("NO_COLOR")
+        .kill_on_drop(true);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command
+}
+
+/// Runs `a2a` with `args` and `env` to its end.
+async fn a2a_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let output = within(&format!("a2a {args:?}"), command(args, env).output())
+        .await
+        .expect("run a2a");
+    let run = Run {
+        code: output.status.code().expect("an exit code"),
+        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    };
+    assert_no_colors(&run.stdout);
+    assert_no_colors(&run.stderr);
+    run
+}
+
+async fn a2a(args: &[&str]) -> Run {
+    a2a_with_env(args, &[]).await
+}
+
+async fn library_client(server: &TestServer) -> Client {
+    server.client(Binding::JsonRpc).await
+}
+
+#[tokio::test]
+async fn card_shows_the_agent_its_interfaces_and_skills() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["card", &server.url]).await;
+    run.expect_code(0);
+    let out = &run.stdout;
+    assert!(out.starts_with("a2a-rust demo agent "), "{out}");
+    assert!(
+        out.contains(&format!("JSONRPC 1.0 {}", server.url)),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("HTTP+JSON 1.0 {}", server.url)),
+        "{out}"
+    );
+    assert!(out.contains("streaming: true"), "{out}");
+    for skill in ["echo", "countdown", "greet"] {
+        assert!(out.contains(&format!("skill {skill}:")), "{out}");
+    }
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+}
+
+#[tokio::test]
+async fn card_json_prints_the_card_as_json() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["card", &server.url, "--json"]).await;
+    run.expect_code(0);
+    let card: a2a_core::AgentCard = serde_json::from_value(run.json()).expect("a card");
+    assert_eq!(card, server.card);
+}
+
+#[tokio::test]
+async fn send_prints_the_echo_and_exits_0() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["send", &server.url, "hello world"]).await;
+    run.expect_code(0);
+    assert!(run.stdout.contains("echo: hello world"), "{}", run.stdout);
+    assert!(run.stdout.contains("completed"), "{}", run.stdout);
+}
+
+#[tokio::test]
+async fn send_json_prints_the_task_as_json() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["send", &server.url, "hello", "--json"]).await;
+    run.expect_code(0);
+    let task: a2a_core::Task = serde_json::from_value(run.json()).expect("a task");
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(task.artifacts[0].text_content(), "echo: hello");
+}
+
+#[tokio::test]
+async fn send_greet_exits_5_and_shows_the_question() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["send", &server.url, "greet"]).await;
+    run.expect_code(5);
+    assert!(run.stdout.contains("input-required"), "{}", run.stdout);
+    assert!(run.stdout.contains("What is your name?"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("--task "),
+        "tells how to answer: {}",
+        run.stdout
+    );
+}
+
+#[tokio::test]
+async fn send_with_task_answers_the_question_in_that_task() {
+    let server = TestServer::demo().await;
+    let asked = a2a(&["send", &server.url, "greet", "--json"]).await;
+    asked.expect_code(5);
+    let asked = asked.json();
+    let id = asked["id"].as_str().expect("a task id");
+    assert_eq!(asked["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+
+    let run = a2a(&["send", &server.url, "Ada", "--task", id]).await;
+    run.expect_code(0);
+    assert!(run.stdout.contains("Hello, Ada!"), "{}", run.stdout);
+    assert!(run.stdout.contains(id), "{}", run.stdout);
+}
+
+#[tokio::test]
+async fn send_no_wait_returns_while_the_task_runs() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["send", &server.url, "countdown 100", "--no-wait", "--json"]).await;
+    run.expect_code(0);
+    let task: a2a_core::Task = serde_json::from_value(run.json()).expect("a task");
+    assert!(task.status.state.is_active(), "{}", task.status.state);
+    let client = library_client(&server).await;
+    within("cancel", client.cancel_task(task.id))
+        .await
+        .expect("cancel");
+    let sent = server.seen.calls_of("SendMessage");
+    assert_eq!(sent[0].params()["configuration"]["returnImmediately"], true);
+}
+
+#[tokio::test]
+async fn send_continues_a_context_and_attaches_files_and_data() {
+    let server = TestServer::demo().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("notes.txt");
+    std::fs::write(&path, b"file body").expect("write");
+    let run = a2a(&[
+        "send",
+        &server.url,
+        "with attachments",
+        "--file",
+        path.to_str().expect("path"),
+        "--data",
+        r#"{"n": 1}"#,
+        "--context",
+        "ctx-cli",
+        "--json",
+    ])
+    .await;
+    run.expect_code(0);
+    assert_eq!(run.json()["contextId"], "ctx-cli");
+    let params = server.seen.calls_of("SendMessage")[0].params();
+    let parts = params["message"]["parts"].as_array().expect("parts");
+    assert_eq!(parts.len(), 3);
+    assert_eq!(parts[0]["text"], "with attachments");
+    assert_eq!(parts[1]["filename"], "notes.txt");
+    assert_eq!(parts[1]["mediaType"], "text/plain");
+    assert_eq!(parts[1]["raw"], "ZmlsZSBib2R5");
+    assert_eq!(parts[2]["data"], serde_json::json!({"n": 1}));
+}
+
+#[tokio::test]
+async fn stream_prints_each_event_as_it_comes() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["stream", &server.url, "countdown 2"]).await;
+    run.expect_code(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("task ") && lines[0].ends_with(" working"),
+        "{lines:?}"
+    );
+    assert!(lines.contains(&"2"), "{lines:?}");
+    assert!(lines.contains(&"1"), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.ends_with("working 1...")),
+        "{lines:?}"
+    );
+    let last = lines.last().expect("output");
+    assert!(last.ends_with("completed Liftoff!"), "{lines:?}");
+    assert_eq!(lines.len(), 5, "one line per event: {lines:?}");
+}
+
+#[tokio::test]
+async fn stream_json_prints_one_json_event_per_line() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["stream", &server.url, "countdown 2", "--json"]).await;
+    run.expect_code(0);
+    let events = run.json_lines();
+    assert_eq!(events.len(), 5);
+    assert!(events[0].get("task").is_some(), "{:?}", events[0]);
+    assert!(events[1].get("artifactUpdate").is_some(), "{:?}", events[1]);
+    assert_eq!(
+        events[4]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+}
+
+#[tokio::test]
+async fn stream_of_a_question_exits_5() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["stream", &server.url, "greet"]).await;
+    run.expect_code(5);
+    assert!(run.stdout.contains("input-required"), "{}", run.stdout);
+}
+
+#[tokio::test]
+async fn get_shows_a_task_and_get_json_parses() {
+    let server = TestServer::demo().await;
+    let client = library_client(&server).await;
+    let task = task_of(within("send", client.send_text("hi")).await.expect("send"));
+    let run = a2a(&["get", &server.url, task.id.as_str()]).await;
+    run.expect_code(0);
+    assert!(run.stdout.contains(task.id.as_str()), "{}", run.stdout);
+    assert!(run.stdout.contains("echo: hi"), "{}", run.stdout);
+
+    let run = a2a(&[
+        "get",
+        &server.url,
+        task.id.as_str(),
+        "--json",
+        "--history",
+        "0",
+    ])
+    .await;
+    run.expect_code(0);
+    let got: a2a_core::Task = serde_json::from_value(run.json()).expect("a task");
+    assert_eq!(got.id, task.id);
+    assert!(got.history.is_empty());
+}
+
+#[tokio::test]
+async fn get_of_an_unknown_task_exits_3() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["get", &server.url, "no-such-task"]).await;
+    run.expect_code(3);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(run.stderr.starts_with("a2a: "), "{}", run.stderr);
+    assert!(run.stderr.contains("no-such-task"), "{}", run.stderr);
+}
+
+#[tokio::test]
+async fn list_pages_with_page_size_and_page_token() {
+    let server = TestServer::demo().await;
+    let client = library_client(&server).await;
+    for text in ["a", "b", "c"] {
+        let m = Message::user_text(text).with_context_id(ContextId::new("ctx-list"));
+        within("send", client.send_message(&SendMessageRequest::new(m)))
+            .await
+            .expect("send");
+    }
+    let run = a2a(&["list", &server.url, "--page-size", "2"]).await;
+    run.expect_code(0);
+    assert!(run.stdout.contains("2 of 3 tasks"), "{}", run.stdout);
+    let token = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("next page: --page-token "))
+        .expect("a next page")
+        .to_owned();
+
+    let run = a2a(&[
+        "list",
+        &server.url,
+        "--page-size",
+        "2",
+        "--page-token",
+        &token,
+    ])
+    .await;
+    run.expect_code(0);
+    assert!(run.stdout.contains("1 of 3 tasks"), "{}", run.stdout);
+    assert!(!run.stdout.contains("next page"), "{}", run.stdout);
+
+    let run = a2a(&[
+        "list",
+        &server.url,
+        "--json",
+        "--context",
+        "ctx-list",
+        "--status",
+        "completed",
+        "--artifacts",
+    ])
+    .await;
+    run.expect_code(0);
+    let page = run.json();
+    assert_eq!(page["totalSize"], 3);
+    assert_eq!(page["tasks"].as_array().expect("tasks").len(), 3);
+    assert!(page["tasks"][0]["artifacts"].is_array());
+}
+
+#[tokio::test]
+async fn cancel_cancels_a_running_task_and_a_finished_one_exits_3() {
+    let server = TestServer::demo().await;
+    let client = library_client(&server).await;
+    let request =
+        SendMessageRequest::new(Message::user_text("countdown 100")).with_return_immediately(true);
+    let task = task_of(
+        within("send", client.send_message(&request))
+            .await
+            .expect("send"),
+    );
+
+    let run = a2a(&["cancel", &server.url, task.id.as_str()]).await;
+    run.expect_code(0);
+    assert!(run.stdout.contains("canceled"), "{}", run.stdout);
+    let got = within("get", client.get_task(task.id.clone()))
+        .await
+        .expect("get");
+    assert_eq!(got.status.state, TaskState::Canceled);
+
+    let run = a2a(&["cancel", &server.url, task.id.as_str()]).await;
+    run.expect_code(3);
+    assert!(run.stderr.starts_with("a2a: "), "{}", run.stderr);
+}
+
+#[tokio::test]
+async fn subscribe_prints_the_events_of_a_running_task_as_they_come() {
+    let agent = Stepper::new(2);
+    let server = TestServer::start(agent.clone(), |b| b).await;
+    let client = library_client(&server).await;
+    agent.open(1);
+    let request =
+        SendMessageRequest::new(Message::user_text("steps")).with_return_immediately(true);
+    let task = task_of(
+        within("send", client.send_message(&request))
+            .await
+            .expect("send"),
+    );
+    agent.reached(1).await;
+
+    let mut child = command(&["subscribe", &server.url, task.id.as_str(), "--json"], &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn a2a");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first = within("the first line", lines.next_line())
+        .await
+        .expect("read")
+        .expect("a line");
+    let first: Value = serde_json::from_str(&first).expect("JSON");
+    assert_eq!(first["task"]["id"], task.id.as_str());
+    assert_eq!(first["task"]["artifacts"][0]["parts"][0]["text"], "1;");
+
+    // The task goes on only now that the command follows it.
+    agent.open(2);
+    let mut events = vec![first];
+    while let Some(line) = within("the next line", lines.next_line())
+        .await
+        .expect("read")
+    {
+        events.push(serde_json::from_str(&line).expect("JSON"));
+    }
+    let status = within("a2a to exit", child.wait()).await.expect("wait");
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(events.len(), 4, "{events:?}");
+    let last = events.last().expect("events");
+    assert_eq!(
+        last["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_agent_exits_4() {
+    let url = common::unreachable_url().await;
+    for args in [vec!["card", url.as_str()], vec!["send", url.as_str(), "hi"]] {
+        let run = a2a(&args).await;
+        run.expect_code(4);
+        assert!(run.stderr.starts_with("a2a: "), "{}", run.stderr);
+    }
+}
+
+#[tokio::test]
+async fn binding_rest_talks_http_json_and_binding_jsonrpc_talks_json_rpc() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["--binding", "rest", "send", &server.url, "over rest"]).await;
+    run.expect_code(0);
+    assert!(run.stdout.contains("echo: over rest"), "{}", run.stdout);
+    let run = a2a(&["send", &server.url, "over json-rpc", "--binding", "jsonrpc"]).await;
+    run.expect_code(0);
+
+    // For people, `send` follows the task live: a streaming send on a streaming agent.
+    let calls = server.seen.calls();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(
+        (calls[0].method.as_str(), calls[0].path.as_str()),
+        ("POST", "/message:stream")
+    );
+    assert_eq!(calls[1].path, "/");
+    assert_eq!(
+        calls[1].rpc_method().as_deref(),
+        Some("SendStreamingMessage")
+    );
+}
+
+#[tokio::test]
+async fn a_token_and_headers_reach_the_agent() {
+    let server = TestServer::demo().await;
+    let run = a2a(&[
+        "send",
+        &server.url,
+        "hi",
+        "--token",
+        "t-1",
+        "-H",
+        "X-Trace: abc",
+    ])
+    .await;
+    run.expect_code(0);
+    let run = a2a_with_env(&["send", &server.url, "hi"], &[("A2A_TOKEN", "t-env")]).await;
+    run.expect_code(0);
+    let calls = server.seen.calls();
+    assert_eq!(calls[0].header("authorization"), Some("Bearer t-1"));
+    assert_eq!(calls[0].header("x-trace"), Some("abc"));
+    assert_eq!(calls[1].header("authorization"), Some("Bearer t-env"));
+}
+
+#[tokio::test]
+async fn bad_usage_exits_2() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["send"]).await;
+    run.expect_code(2);
+    let run = a2a(&["send", &server.url]).await;
+    run.expect_code(2);
+    assert!(run.stderr.contains("nothing to send"), "{}", run.stderr);
+    let run = a2a(&["send", &server.url, "hi", "-H", "no colon here"]).await;
+    run.expect_code(2);
+    let run = a2a(&["frobnicate"]).await;
+    run.expect_code(2);
+    assert!(server.seen.calls().is_empty());
+}
+
+#[tokio::test]
+async fn a_rejected_task_exits_1() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["send", &server.url, "countdown zero"]).await;
+    run.expect_code(1);
+    assert!(run.stdout.contains("rejected"), "{}", run.stdout);
+}

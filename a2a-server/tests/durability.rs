@@ -1,0 +1,592 @@
+//! Nothing lost: a task acknowledged to a client survives `kill -9`; every task's event log is
+//! gap-free; a stream resumed with `Last-Event-ID` yields exactly the events it missed; slow
+//! subscribers catch up without blocking the agent; retried sends run the agent once;
+//! retention removes what it should and nothing else.
+
+use a2a_core::{
+    Artifact, Error, Message, SendMessageRequest, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, Task, TaskId, TaskState, TaskStatus, Timestamp,
+};
+use a2a_server::{
+    Agent, CallContext, MemoryStore, RequestContext, Scope, Server, TaskEvents, TaskStore,
+};
+use futures::StreamExt as _;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::time::timeout;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+// ---------------------------------------------------------------------------------------------
+// A real server process, and a small SSE reader over reqwest.
+
+struct Process {
+    child: Child,
+    url: String,
+}
+
+impl Process {
+    /// Starts the server binary on `dir`, on a port it picks itself (no race with other
+    /// processes for a port), and waits for its "listening on" line.
+    fn start(dir: &std::path::Path) -> Process {
+        use std::io::BufRead as _;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-server"))
+            .args(["--data-dir", dir.to_str().unwrap()])
+            .args(["--listen", "127.0.0.1:0"])
+            .args(["--retention-hours", "0"])
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the a2a-server binary starts");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("a2a-server listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        Process { child, url }
+    }
+
+    async fn ready(&self, http: &reqwest::Client) {
+        let card = format!("{}/.well-known/agent-card.json", self.url);
+        timeout(WAIT, async {
+            loop {
+                if http
+                    .get(&card)
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status().is_success())
+                {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("the server comes up");
+    }
+
+    fn kill9(&mut self) {
+        self.child.kill().expect("SIGKILL"); // Child::kill is SIGKILL on Unix
+        self.child.wait().expect("reaped");
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One SSE event: its `id:` and its `data:` JSON.
+#[derive(Clone, Debug, PartialEq)]
+struct Sse {
+    id: u64,
+    data: Value,
+}
+
+/// Reads SSE events from a response until it ends or breaks; returns what arrived.
+async fn read_sse(response: reqwest::Response, into: &mut Vec<Sse>) {
+    let mut body = response.bytes_stream();
+    let mut buf = String::new();
+    let (mut id, mut data) = (0u64, String::new());
+    while let Some(Ok(chunk)) = body.next().await {
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(pos) = buf.find('\n') {
+            let line: String = buf.drain(..=pos).collect();
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.is_empty() {
+                if !data.is_empty() {
+                    into.push(Sse {
+                        id,
+                        data: serde_json::from_str(&data).expect("SSE data is JSON"),
+                    });
+                }
+                (id, data) = (0, String::new());
+            } else if let Some(v) = line.strip_prefix("id:") {
+                id = v.trim().parse().unwrap_or(0);
+            } else if let Some(v) = line.strip_prefix("data:") {
+                data.push_str(v.trim_start());
+            }
+        }
+    }
+}
+
+fn message(id: &str, text: &str) -> Value {
+    json!({"message": {"messageId": id, "role": "ROLE_USER", "parts": [{"text": text}]}})
+}
+
+/// The whole log of a task, replayed with `Last-Event-ID: 0`.
+async fn full_log(http: &reqwest::Client, url: &str, task: &str) -> Vec<Sse> {
+    let response = http
+        .get(format!("{url}/tasks/{task}:subscribe"))
+        .header("Last-Event-ID", "0")
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        response.status().is_success(),
+        "replay of {task}: {}",
+        response.status()
+    );
+    let mut events = Vec::new();
+    timeout(WAIT, read_sse(response, &mut events))
+        .await
+        .expect("a finished task's replay ends");
+    events
+}
+
+fn task_id_of(events: &[Sse]) -> Option<String> {
+    events
+        .first()
+        .and_then(|e| e.data["task"]["id"].as_str())
+        .map(str::to_owned)
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// One round: load, SIGKILL after `kill_after`, restart, check everything.
+async fn kill_and_check(kill_after: Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let http = reqwest::Client::new();
+    let mut server = Process::start(dir.path());
+    server.ready(&http).await;
+    let url = server.url.clone();
+
+    // Blocking senders: every response received is an acknowledged task.
+    let acked = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let mut load = Vec::new();
+    for worker in 0..6 {
+        let (http, url, acked) = (http.clone(), url.clone(), acked.clone());
+        load.push(tokio::spawn(async move {
+            for i in 0.. {
+                let body = message(&format!("w{worker}-{i}"), &format!("hello {worker}/{i}"));
+                let Ok(r) = http
+                    .post(format!("{url}/message:send"))
+                    .json(&body)
+                    .send()
+                    .await
+                else {
+                    return;
+                };
+                let Ok(v) = r.json::<Value>().await else {
+                    return;
+                };
+                if let Some(id) = v["task"]["id"].as_str() {
+                    acked.lock().unwrap().push(id.to_owned());
+                }
+            }
+        }));
+    }
+    // Streaming clients: what each saw before the crash.
+    let mut streams = Vec::new();
+    for s in 0..4 {
+        let (http, url) = (http.clone(), url.clone());
+        streams.push(tokio::spawn(async move {
+            let mut seen = Vec::new();
+            let body = message(&format!("s{s}"), "countdown 40");
+            if let Ok(r) = http
+                .post(format!("{url}/message:stream"))
+                .json(&body)
+                .send()
+                .await
+            {
+                read_sse(r, &mut seen).await;
+            }
+            seen
+        }));
+    }
+    // Kill at the chosen point, but only once the load has been acknowledged at least once.
+    tokio::time::sleep(kill_after).await;
+    timeout(WAIT, async {
+        while acked.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the load gets acknowledged");
+    server.kill9();
+    for l in load {
+        let _ = l.await;
+    }
+    let mut seen_by_stream = Vec::new();
+    for s in streams {
+        seen_by_stream.push(s.await.unwrap());
+    }
+
+    let server = Process::start(dir.path());
+    server.ready(&http).await;
+    let url = server.url.clone();
+    let acked = acked.lock().unwrap().clone();
+    assert!(
+        !acked.is_empty(),
+        "the load produced acknowledged tasks before the kill"
+    );
+
+    // Every acknowledged task exists, completed, with its artifact.
+    for id in &acked {
+        let t: Value = http
+            .get(format!("{url}/tasks/{id}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(t["id"], id.as_str(), "acknowledged task {id} survived: {t}");
+        assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED");
+        assert!(
+            t["artifacts"][0]["parts"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("echo: hello")
+        );
+    }
+
+    // Every task's log is gap-free, and ends in its current (terminal) state once recovery ran.
+    let mut all = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page: Value = http
+            .get(format!("{url}/tasks?pageSize=100&pageToken={token}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        all.extend(
+            page["tasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["id"].as_str().unwrap().to_owned()),
+        );
+        token = page["nextPageToken"].as_str().unwrap().to_owned();
+        if token.is_empty() {
+            break;
+        }
+    }
+    let mut logs = HashMap::new();
+    for id in &all {
+        let log = timeout(WAIT, async {
+            loop {
+                // Recovery fails tasks the old process left running; wait until it has.
+                let log = full_log(&http, &url, id).await;
+                let last = log.last().map(|e| e.data.clone()).unwrap_or_default();
+                let state = last["statusUpdate"]["status"]["state"]
+                    .as_str()
+                    .or(last["task"]["status"]["state"].as_str())
+                    .unwrap_or_default()
+                    .to_owned();
+                if state != "TASK_STATE_WORKING" && state != "TASK_STATE_SUBMITTED" {
+                    return log;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("recovery settles every task");
+        let ids: Vec<u64> = log.iter().map(|e| e.id).collect();
+        let expected: Vec<u64> = (1..=ids.len() as u64).collect();
+        assert_eq!(ids, expected, "task {id}: the log has no gap");
+        logs.insert(id.clone(), log);
+    }
+
+    // Every interrupted stream: what it saw is exactly the log's prefix, and resuming with
+    // Last-Event-ID yields exactly the rest.
+    for seen in seen_by_stream {
+        let Some(id) = task_id_of(&seen) else {
+            continue;
+        };
+        let log = &logs[&id];
+        assert_eq!(
+            &log[..seen.len()],
+            &seen[..],
+            "task {id}: the client saw only durable events"
+        );
+        let last = seen.last().unwrap().id;
+        let response = http
+            .get(format!("{url}/tasks/{id}:subscribe"))
+            .header("Last-Event-ID", last.to_string())
+            .send()
+            .await
+            .unwrap();
+        let mut resumed = Vec::new();
+        timeout(WAIT, read_sse(response, &mut resumed))
+            .await
+            .unwrap();
+        assert_eq!(
+            &resumed[..],
+            &log[seen.len()..],
+            "task {id}: resumed with exactly the missing events"
+        );
+        let final_state = &resumed.last().unwrap_or(seen.last().unwrap()).data;
+        assert!(
+            final_state["statusUpdate"]["status"]["state"] == "TASK_STATE_FAILED"
+                || final_state["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED",
+            "task {id} ends completed (if it finished) or failed by the restart: {final_state}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_under_load_loses_no_acknowledged_task_and_no_event() {
+    for kill_after in [150, 450, 900] {
+        kill_and_check(Duration::from_millis(kill_after)).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// In-process tests through the transport-independent handler.
+
+/// Emits `n` status updates as fast as it can, then completes.
+struct Burst(usize);
+
+impl Agent for Burst {
+    async fn execute(&self, _: RequestContext, events: TaskEvents) -> Result<(), Error> {
+        for i in 0..self.0 {
+            events.working(format!("step {i}")).await?;
+        }
+        events.complete(None).await
+    }
+}
+
+fn server<A: Agent>(agent: A, store: Arc<dyn TaskStore>) -> Server {
+    Server::builder(agent)
+        .task_store_arc(store)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_subscriber_that_reads_nothing_for_a_long_burst_gets_every_event_and_never_blocks_the_agent()
+ {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let server = server(Burst(3000), store.clone());
+    let h = server.handler();
+    let cx = CallContext::default();
+    // Start the task, subscribe, and then read nothing while the agent emits 3000 events.
+    let first = h
+        .send_message(
+            &cx,
+            SendMessageRequest::new(Message::user_text("go")).with_return_immediately(true),
+        )
+        .await
+        .unwrap();
+    let SendMessageResponse::Task(task) = first else {
+        panic!("a task")
+    };
+    let mut stream = h
+        .subscribe_to_task(&cx, SubscribeToTaskRequest::new(task.id.clone()))
+        .await
+        .unwrap();
+    // The agent finishes while nobody reads: it was never blocked.
+    timeout(WAIT, async {
+        loop {
+            let t = store.get(&task.id).await.unwrap().unwrap();
+            if t.task.status.state == TaskState::Completed {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the agent completes without anyone reading");
+    // Now read: every event after the snapshot, in order, no gap, no duplicate.
+    let mut seqs = Vec::new();
+    while let Some(e) = timeout(WAIT, stream.next()).await.unwrap() {
+        seqs.push(e.seq);
+    }
+    let from = seqs[0];
+    let expected: Vec<u64> = (from..from + seqs.len() as u64).collect();
+    assert_eq!(seqs, expected);
+    let last = store.get(&task.id).await.unwrap().unwrap().version;
+    assert_eq!(*seqs.last().unwrap(), last, "up to the terminal event");
+}
+
+/// Counts its executions; takes a moment, then completes.
+struct Counting(Arc<AtomicUsize>);
+
+impl Agent for Counting {
+    async fn execute(&self, cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        events
+            .artifact(Artifact::text("echo", cx.message.text()))
+            .await?;
+        events.complete(None).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_message_id_sent_concurrently_from_two_connections_makes_one_task_and_one_execution()
+ {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = server(Counting(runs.clone()), Arc::new(MemoryStore::new()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, server.into_router()).await });
+    let send = |url: String| async move {
+        // A fresh client per request: two separate connections.
+        let r: Value = reqwest::Client::new()
+            .post(format!("{url}/message:send"))
+            .json(&message("same-id", "once"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        r
+    };
+    let (a, b) = tokio::join!(send(url.clone()), send(url.clone()));
+    assert_eq!(a["task"]["id"], b["task"]["id"], "one task: {a} / {b}");
+    assert_eq!(a["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(b["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the agent ran once");
+    // A later retry still gets the same task; a new messageId makes a new one.
+    let c = send(url.clone()).await;
+    assert_eq!(c["task"]["id"], a["task"]["id"]);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+fn stored_task(id: &str, state: TaskState, millis: i64) -> Task {
+    let mut status = TaskStatus::new(state);
+    status.timestamp = Timestamp::from_unix_millis(millis);
+    Task::new(id, "ctx", status)
+}
+
+#[tokio::test]
+async fn retention_removes_old_finished_tasks_and_nothing_else() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let old = Timestamp::now().unix_millis() - 3_600_000 * 48;
+    for (id, state) in [
+        ("old-completed", TaskState::Completed),
+        ("old-failed", TaskState::Failed),
+        ("old-canceled", TaskState::Canceled),
+        ("old-rejected", TaskState::Rejected),
+        ("old-input", TaskState::InputRequired),
+        ("old-auth", TaskState::AuthRequired),
+        ("old-working", TaskState::Working),
+    ] {
+        store
+            .create(stored_task(id, state, old), Scope::default())
+            .await
+            .unwrap();
+    }
+    store
+        .create(
+            stored_task(
+                "new-completed",
+                TaskState::Completed,
+                Timestamp::now().unix_millis(),
+            ),
+            Scope::default(),
+        )
+        .await
+        .unwrap();
+    let server = server(Counting(Arc::default()), store.clone());
+    let h = server.handler();
+    let deleted = h
+        .sweep(
+            Some(Duration::from_secs(24 * 3600)),
+            Duration::from_secs(3600),
+        )
+        .await
+        .unwrap();
+    assert_eq!(deleted, 4);
+    for gone in [
+        "old-completed",
+        "old-failed",
+        "old-canceled",
+        "old-rejected",
+    ] {
+        let id = TaskId::from(gone);
+        assert!(store.get(&id).await.unwrap().is_none(), "{gone} removed");
+        assert!(
+            store.events(&id, 0, 10).await.unwrap().is_empty(),
+            "{gone}'s log removed"
+        );
+    }
+    for kept in ["old-input", "old-auth", "old-working", "new-completed"] {
+        let t = store.get(&TaskId::from(kept)).await.unwrap();
+        assert!(t.is_some(), "{kept} kept");
+        assert_eq!(
+            store
+                .events(&TaskId::from(kept), 0, 10)
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+}
+
+#[tokio::test]
+async fn remembered_message_ids_expire_after_the_dedup_window() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = server(Counting(runs.clone()), Arc::new(MemoryStore::new()));
+    let h = server.handler();
+    let cx = CallContext::default();
+    let request = SendMessageRequest::new(Message::user_text("x").with_message_id("m-1"));
+    let first = h.send_message(&cx, request.clone()).await.unwrap();
+    let again = h.send_message(&cx, request.clone()).await.unwrap();
+    assert_eq!(first, again, "within the window: the same task");
+    h.sweep(None, Duration::ZERO).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    h.sweep(None, Duration::ZERO).await.unwrap();
+    let later = h.send_message(&cx, request).await.unwrap();
+    let (SendMessageResponse::Task(a), SendMessageResponse::Task(b)) = (first, later) else {
+        panic!("tasks")
+    };
+    assert_ne!(a.id, b.id, "after the window: a new task");
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_resumed_subscription_of_a_finished_task_replays_the_missed_events_then_closes() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let server = server(Burst(5), store.clone());
+    let h = server.handler();
+    let cx = CallContext::default();
+    let SendMessageResponse::Task(task) = h
+        .send_message(&cx, SendMessageRequest::new(Message::user_text("go")))
+        .await
+        .unwrap()
+    else {
+        panic!("a task")
+    };
+    assert_eq!(task.status.state, TaskState::Completed);
+    let resumed: Vec<_> = h
+        .subscribe_to_task(
+            &cx.clone().with_last_event_id(Some(3)),
+            SubscribeToTaskRequest::new(task.id.clone()),
+        )
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    let seqs: Vec<u64> = resumed.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [4, 5, 6]);
+    assert!(matches!(
+        &resumed.last().unwrap().event,
+        StreamResponse::StatusUpdate(s) if s.status.state == TaskState::Completed
+    ));
+    // Without Last-Event-ID the spec's rule stands: a finished task cannot be subscribed to.
+    let err = h
+        .subscribe_to_task(&cx, SubscribeToTaskRequest::new(task.id))
+        .await
+        .err()
+        .expect("an error");
+    assert_eq!(err.kind(), Some(a2a_core::ErrorKind::UnsupportedOperation));
+}
