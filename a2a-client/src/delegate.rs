@@ -2,7 +2,9 @@
 
 use crate::Error;
 use crate::client::{Client, EventStream};
-use a2a_core::{Message, SendMessageRequest, SendMessageResponse, StreamResponse, Task};
+use a2a_core::{
+    Message, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState, TaskStatus,
+};
 use futures::StreamExt as _;
 use std::time::Duration;
 
@@ -49,8 +51,23 @@ impl DelegateOptions {
 }
 
 /// Folds stream events into the task as the client sees it: status replaced, artifact chunks
-/// merged, agent messages added to the history.
+/// merged, agent messages added to the history. An update that arrives before any task
+/// snapshot (some servers skip it when continuing a task) starts the task from its ids.
 fn fold(task: &mut Option<Task>, event: &StreamResponse) {
+    if task.is_none() {
+        let ids = match event {
+            StreamResponse::StatusUpdate(s) => Some((&s.task_id, &s.context_id)),
+            StreamResponse::ArtifactUpdate(a) => Some((&a.task_id, &a.context_id)),
+            _ => None,
+        };
+        if let Some((id, context)) = ids {
+            *task = Some(Task::new(
+                id.clone(),
+                context.clone(),
+                TaskStatus::new(TaskState::Working),
+            ));
+        }
+    }
     match event {
         StreamResponse::Task(t) => *task = Some(t.clone()),
         StreamResponse::StatusUpdate(s) => {
@@ -139,21 +156,36 @@ impl Client {
         &self,
         message: Message,
         options: DelegateOptions,
+        on_event: impl FnMut(&StreamResponse) + Send,
+    ) -> Result<SendMessageResponse, Error> {
+        self.follow_delegation(message, options, None, on_event).await
+    }
+
+    /// Sends and follows, folding events into `known` (the task being continued, if any).
+    async fn follow_delegation(
+        &self,
+        message: Message,
+        options: DelegateOptions,
+        known: Option<Task>,
         mut on_event: impl FnMut(&StreamResponse) + Send,
     ) -> Result<SendMessageResponse, Error> {
+        let continuing = known.is_some();
         let work = async {
             let mut events = self.delegate_stream(message, &options).await?;
-            let mut task: Option<Task> = None;
+            let mut task: Option<Task> = known;
             while let Some(event) = events.next().await {
                 let event = event?;
                 on_event(&event);
-                if let (StreamResponse::Message(m), None) = (&event, &task) {
-                    if m.task_id.is_none() {
+                if let (StreamResponse::Message(m), false) = (&event, continuing) {
+                    if m.task_id.is_none() && task.is_none() {
                         return Ok(SendMessageResponse::Message(m.clone()));
                     }
                 }
+                let before = task.as_ref().map(|t| t.status.clone());
                 fold(&mut task, &event);
-                if task.as_ref().is_some_and(ends) {
+                // A continued task starts out interrupted: only a new status can end it.
+                let changed = task.as_ref().map(|t| &t.status) != before.as_ref();
+                if task.as_ref().is_some_and(ends) && (changed || !continuing) {
                     break;
                 }
             }
@@ -185,6 +217,7 @@ impl Client {
         let answer = answer
             .with_task_id(task.id.clone())
             .with_context_id(task.context_id.clone());
-        self.delegate(answer, options).await
+        self.follow_delegation(answer, options, Some(task.clone()), |_| {})
+            .await
     }
 }

@@ -266,6 +266,12 @@ fn stream_v03(state: &AppState, id: Id, stream: Result<crate::EventStream, Error
                 v03::encode_stream_event(&e.event),
             ))
         }),
-        Err(e) => error_response(id, e),
+        // v0.3 clients read a streaming method's answer only as an event stream, errors
+        // included (the v0.3 SendStreamingMessageResponse is a result or an error): one
+        // `data:` carrying the JSON-RPC error, then the stream ends. (v1.0 answers with a
+        // plain error response, as the v1.0 spec says.)
+        Err(e) => sse::error_event(
+            serde_json::to_string(&RpcResponse::<Value>::error(id, e)).unwrap_or_default(),
+        ),
     }
 }

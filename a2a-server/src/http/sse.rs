@@ -45,3 +45,13 @@ pub(crate) fn respond(
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
 }
+
+/// An event stream holding one `data:` event (an error answer), then closing.
+pub(crate) fn error_event(data: String) -> Response {
+    let stream = futures::stream::once(async move { Ok::<_, Infallible>(Event::default().data(data)) });
+    let mut response = Sse::new(stream).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
