@@ -4,8 +4,9 @@
 use crate::agent::{RequestContext, ServiceParams};
 mod follow;
 
+use crate::auth::Principal;
 use crate::runtime::{Change, Runtime, TaskCell, Update};
-use crate::store::{ListQuery, MessageClaim, Scope, StoredTask};
+use crate::store::{ListQuery, MessageClaim, PushRecord, Scope, StoredTask};
 use a2a_core::{
     AgentCard, CancelTaskRequest, ContextId, DeleteTaskPushNotificationConfigRequest, Empty, Error,
     ErrorKind, GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
@@ -33,6 +34,8 @@ pub struct CallContext {
     pub service_params: ServiceParams,
     /// Resume a stream after this event sequence number (`Last-Event-ID`).
     pub last_event_id: Option<u64>,
+    /// The call came in through the v0.3 protocol (webhooks it registers get v0.3 payloads).
+    pub(crate) v03: bool,
 }
 
 impl CallContext {
@@ -42,6 +45,7 @@ impl CallContext {
             scope,
             service_params,
             last_event_id: None,
+            v03: false,
         }
     }
 
@@ -75,12 +79,23 @@ pub struct StreamEvent {
 /// server shutdown.
 pub type EventStream = BoxStream<'static, StreamEvent>;
 
+/// Builds the extended agent card for an authenticated caller (`None`: not configured).
+pub type ExtendedCardFn = Arc<dyn Fn(&Principal) -> Option<AgentCard> + Send + Sync>;
+
 /// The transport-independent A2A request handler.
-#[derive(Debug)]
 pub struct RequestHandler {
     pub(crate) rt: Arc<Runtime>,
     pub(crate) card: AgentCard,
-    pub(crate) extended_card: Option<AgentCard>,
+    pub(crate) extended_card: Option<ExtendedCardFn>,
+}
+
+impl std::fmt::Debug for RequestHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestHandler")
+            .field("card", &self.card.name)
+            .field("extended_card", &self.extended_card.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A task execution just started (or continued), with a subscription to its events; or the
@@ -182,17 +197,6 @@ impl RequestHandler {
             .ok_or_else(|| Error::task_not_found(id.as_str()))
     }
 
-    fn check_push(&self) -> Result<(), Error> {
-        if self.card.capabilities.push_notifications() {
-            Ok(())
-        } else {
-            Err(Error::new(
-                ErrorKind::PushNotificationNotSupported,
-                "This agent does not support push notifications",
-            ))
-        }
-    }
-
     fn check_streaming(&self) -> Result<(), Error> {
         if self.card.capabilities.streaming() {
             Ok(())
@@ -207,12 +211,11 @@ impl RequestHandler {
     async fn start(&self, cx: &CallContext, req: SendMessageRequest) -> Result<Started, Error> {
         req.validate()?;
         let extensions = self.check_extensions(cx)?;
-        if req
+        let push = req
             .configuration
-            .as_ref()
-            .is_some_and(|c| c.task_push_notification_config.is_some())
-        {
-            self.check_push()?;
+            .and_then(|c| c.task_push_notification_config);
+        if let Some(config) = &push {
+            self.pusher()?.settings().check_url(&config.url)?;
         }
         let mut message = req.message;
         let context = |task_id: TaskId, context_id: ContextId, message: Message, stored_task| {
@@ -262,6 +265,11 @@ impl RequestHandler {
                 if let Some(existing) = self.rt.store.claim_message(&key, claim).await? {
                     return Ok(Started::Duplicate(existing));
                 }
+                if let Some(config) = push {
+                    // Deliver from the continuation on.
+                    self.register_push(cx, &task_id, config, stored.version)
+                        .await?;
+                }
                 let cell = self.rt.cell_for(stored);
                 let applied = match cell
                     .apply(&self.rt, Change::Continue(message.clone()), true)
@@ -309,7 +317,16 @@ impl RequestHandler {
                     received_ms: a2a_core::Timestamp::now().unix_millis(),
                 };
                 match self.rt.store.claim_message(&key, claim).await {
-                    Ok(None) => {}
+                    Ok(None) => {
+                        if let Some(config) = push {
+                            // Deliver every event of the new task, its creation included.
+                            if let Err(e) = self.register_push(cx, &task_id, config, 0).await {
+                                self.rt.forget(&task_id);
+                                self.rt.store.release_claim(&key).await?;
+                                return Err(e);
+                            }
+                        }
+                    }
                     Ok(Some(existing)) => {
                         self.rt.forget(&task_id);
                         return Ok(Started::Duplicate(existing));
@@ -637,48 +654,143 @@ impl RequestHandler {
         Ok(deleted)
     }
 
-    /// `CreateTaskPushNotificationConfig` (not supported yet: PushNotificationNotSupported).
+    fn pusher(&self) -> Result<&Arc<crate::push::Pusher>, Error> {
+        self.rt.pusher.as_ref().ok_or_else(|| {
+            Error::new(
+                ErrorKind::PushNotificationNotSupported,
+                "This agent does not support push notifications",
+            )
+        })
+    }
+
+    /// Stores a webhook registration for `task_id`, delivering events after `delivered`.
+    async fn register_push(
+        &self,
+        cx: &CallContext,
+        task_id: &TaskId,
+        mut config: TaskPushNotificationConfig,
+        delivered: u64,
+    ) -> Result<TaskPushNotificationConfig, Error> {
+        let pusher = self.pusher()?;
+        pusher.settings().check_url(&config.url)?;
+        config.task_id = Some(task_id.clone());
+        config.tenant = None;
+        if config.id.is_none() {
+            config.id = Some(uuid::Uuid::new_v4().to_string());
+        }
+        let record = PushRecord {
+            config: config.clone(),
+            v03: cx.v03,
+            delivered,
+            dead_letter: None,
+        };
+        self.rt.store.put_push_config(record).await?;
+        self.rt.store.sync().await?;
+        pusher.watch(task_id);
+        Ok(redacted(config))
+    }
+
+    /// `CreateTaskPushNotificationConfig`: registers a webhook for the task's next events.
+    /// The same `id` replaces an earlier registration.
     pub async fn create_push_config(
         &self,
         cx: &CallContext,
         req: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, Error> {
-        let _ = (cx, req);
-        self.check_push()?;
-        Err(Error::from_kind(ErrorKind::PushNotificationNotSupported))
+        self.pusher()?;
+        req.validate()?;
+        let task_id = req.task_id.clone().unwrap_or_default();
+        let stored = self.load(cx, &task_id).await?;
+        let config = self
+            .register_push(cx, &task_id, req, stored.version)
+            .await?;
+        if let Some(pusher) = &self.rt.pusher {
+            pusher.wake(&task_id).await;
+        }
+        Ok(config)
     }
 
-    /// `GetTaskPushNotificationConfig` (not supported yet).
+    async fn push_record(
+        &self,
+        cx: &CallContext,
+        task: &TaskId,
+        id: &str,
+    ) -> Result<PushRecord, Error> {
+        self.load(cx, task).await?;
+        self.rt
+            .store
+            .push_configs(task)
+            .await?
+            .into_iter()
+            .find(|r| r.id() == id)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::TaskNotFound,
+                    format!("Push notification config {id} not found for task {task}"),
+                )
+                .with_metadata("taskId", task.as_str())
+            })
+    }
+
+    /// `GetTaskPushNotificationConfig` (credentials are not returned).
     pub async fn get_push_config(
         &self,
         cx: &CallContext,
         req: GetTaskPushNotificationConfigRequest,
     ) -> Result<TaskPushNotificationConfig, Error> {
-        let _ = (cx, req);
-        self.check_push()?;
-        Err(Error::from_kind(ErrorKind::PushNotificationNotSupported))
+        self.pusher()?;
+        req.validate()?;
+        Ok(redacted(
+            self.push_record(cx, &req.task_id, &req.id).await?.config,
+        ))
     }
 
-    /// `ListTaskPushNotificationConfigs` (not supported yet).
+    /// `ListTaskPushNotificationConfigs` (credentials are not returned).
     pub async fn list_push_configs(
         &self,
         cx: &CallContext,
         req: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse, Error> {
-        let _ = (cx, req);
-        self.check_push()?;
-        Err(Error::from_kind(ErrorKind::PushNotificationNotSupported))
+        self.pusher()?;
+        req.validate()?;
+        self.load(cx, &req.task_id).await?;
+        let configs = self.rt.store.push_configs(&req.task_id).await?;
+        Ok(ListTaskPushNotificationConfigsResponse {
+            configs: configs.into_iter().map(|r| redacted(r.config)).collect(),
+            next_page_token: String::new(),
+        })
     }
 
-    /// `DeleteTaskPushNotificationConfig` (not supported yet).
+    /// `DeleteTaskPushNotificationConfig`: idempotent (deleting twice succeeds twice).
     pub async fn delete_push_config(
         &self,
         cx: &CallContext,
         req: DeleteTaskPushNotificationConfigRequest,
     ) -> Result<Empty, Error> {
-        let _ = (cx, req);
-        self.check_push()?;
-        Err(Error::from_kind(ErrorKind::PushNotificationNotSupported))
+        self.pusher()?;
+        req.validate()?;
+        self.load(cx, &req.task_id).await?;
+        if self
+            .rt
+            .store
+            .delete_push_config(&req.task_id, &req.id)
+            .await?
+        {
+            self.rt.store.sync().await?;
+        }
+        Ok(Empty {})
+    }
+
+    /// Webhook registrations of a task that gave up delivering, with why (for operators).
+    pub async fn dead_letters(&self, task: &TaskId) -> Result<Vec<PushRecord>, Error> {
+        Ok(self
+            .rt
+            .store
+            .push_configs(task)
+            .await?
+            .into_iter()
+            .filter(|r| r.dead_letter.is_some())
+            .collect())
     }
 
     /// `GetExtendedAgentCard`.
@@ -687,15 +799,30 @@ impl RequestHandler {
         cx: &CallContext,
         req: GetExtendedAgentCardRequest,
     ) -> Result<AgentCard, Error> {
-        let _ = (cx, req);
+        let _ = req;
         if !self.card.capabilities.extended_agent_card() {
             return Err(Error::new(
                 ErrorKind::UnsupportedOperation,
                 "This agent has no extended agent card",
             ));
         }
+        let Some(owner) = &cx.scope.owner else {
+            return Err(Error::new(
+                ErrorKind::Unauthenticated,
+                "The extended agent card is only for authenticated callers",
+            ));
+        };
         self.extended_card
-            .clone()
+            .as_ref()
+            .and_then(|build| build(&Principal(owner.clone())))
             .ok_or_else(|| Error::from_kind(ErrorKind::ExtendedAgentCardNotConfigured))
     }
+}
+
+/// A config as returned to clients: push credentials are never sent back in clear.
+fn redacted(mut config: TaskPushNotificationConfig) -> TaskPushNotificationConfig {
+    if let Some(auth) = &mut config.authentication {
+        auth.credentials = None;
+    }
+    config
 }

@@ -9,6 +9,7 @@ mod rest;
 mod sse;
 
 use crate::agent::{Agent, DynAgent};
+use crate::auth::{AuthDecision, Authenticator, Principal};
 use crate::handler::{RESUMABLE_STREAMS_EXTENSION, RequestHandler};
 use crate::runtime::Runtime;
 use crate::store::{MemoryStore, TaskStore};
@@ -49,6 +50,7 @@ pub(crate) struct HttpConfig {
 #[derive(Debug)]
 pub(crate) struct AppState {
     pub(crate) handler: Arc<RequestHandler>,
+    pub(crate) auth: Option<Arc<dyn Authenticator>>,
     pub(crate) maintenance: Maintenance,
     pub(crate) config: HttpConfig,
     pub(crate) card: card::CardCache,
@@ -86,9 +88,9 @@ pub enum BuildError {
     /// The public URL is not an absolute http(s) URL.
     #[error("public URL {0:?} must be an absolute http:// or https:// URL")]
     PublicUrl(String),
-    /// The card declares push notifications, which this server version cannot deliver.
-    #[error("the agent card declares pushNotifications, which this server does not support yet")]
-    PushNotSupported,
+    /// The webhook HTTP client could not be built.
+    #[error("cannot set up webhook delivery: {0}")]
+    Push(#[source] reqwest::Error),
 }
 
 /// Builds a [`Server`].
@@ -96,7 +98,8 @@ pub enum BuildError {
 pub struct ServerBuilder {
     agent: Arc<dyn DynAgent>,
     card: Option<AgentCard>,
-    extended_card: Option<AgentCard>,
+    extended_card: Option<crate::handler::ExtendedCardFn>,
+    auth: Option<Arc<dyn Authenticator>>,
     store: Option<Arc<dyn TaskStore>>,
     public_url: String,
     body_limit: usize,
@@ -105,6 +108,7 @@ pub struct ServerBuilder {
     retention: Option<Duration>,
     dedup_window: Duration,
     sweep_interval: Duration,
+    push: Option<crate::push::PushSettings>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -122,6 +126,7 @@ impl Server {
             agent: Arc::new(agent),
             card: None,
             extended_card: None,
+            auth: None,
             store: None,
             public_url: "http://127.0.0.1:8080".to_owned(),
             body_limit: DEFAULT_BODY_LIMIT,
@@ -130,6 +135,7 @@ impl Server {
             retention: None,
             dedup_window: DEFAULT_DEDUP_WINDOW,
             sweep_interval: Duration::from_secs(60),
+            push: None,
         }
     }
 
@@ -174,11 +180,14 @@ impl Server {
                     .allow_methods([http::Method::GET])
                     .expose_headers([http::header::ETAG]),
             );
-        Router::new()
+        let a2a_routes = Router::new()
             .route("/", post(jsonrpc::serve))
-            .merge(card_routes)
             .fallback(rest::serve)
-            .with_state(state)
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                authenticate,
+            ));
+        a2a_routes.merge(card_routes).with_state(state)
     }
 }
 
@@ -192,9 +201,28 @@ impl ServerBuilder {
         self
     }
 
-    /// The extended card served to `GetExtendedAgentCard` (declares the capability).
-    pub fn extended_agent_card(mut self, card: AgentCard) -> Self {
-        self.extended_card = Some(card);
+    /// The extended card served to authenticated callers of `GetExtendedAgentCard` (declares
+    /// the capability). Its interfaces are filled in like the public card's.
+    pub fn extended_agent_card(self, card: AgentCard) -> Self {
+        self.extended_agent_card_fn(move |_| Some(card.clone()))
+    }
+
+    /// A per-caller extended card: `build(principal)` returns the card for that caller, or
+    /// `None` (ExtendedAgentCardNotConfigured). Declares the capability.
+    pub fn extended_agent_card_fn(
+        mut self,
+        build: impl Fn(&Principal) -> Option<AgentCard> + Send + Sync + 'static,
+    ) -> Self {
+        self.extended_card = Some(Arc::new(build));
+        self
+    }
+
+    /// Authenticates every A2A call (the agent card stays public): a 401 with
+    /// `WWW-Authenticate` when credentials are missing or wrong. The authenticator's schemes
+    /// are declared in the card. Tasks are then visible only to the principal that created
+    /// them.
+    pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
+        self.auth = Some(Arc::new(auth));
         self
     }
 
@@ -248,6 +276,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Turns on push notifications (webhooks) with these settings, and declares them in the
+    /// card. (A card that declares `pushNotifications` gets them with default settings.)
+    pub fn push_notifications(mut self, settings: crate::push::PushSettings) -> Self {
+        self.push = Some(settings);
+        self
+    }
+
     /// How often retention and message-id expiry run (default 60 s).
     pub fn sweep_interval(mut self, every: Duration) -> Self {
         self.sweep_interval = every.max(Duration::from_millis(10));
@@ -263,9 +298,13 @@ impl ServerBuilder {
         let mut card = self
             .card
             .unwrap_or_else(|| AgentCard::builder("A2A agent", "An A2A agent").build());
-        if card.capabilities.push_notifications() {
-            return Err(BuildError::PushNotSupported);
-        }
+        // A card that declares push notifications gets them, with default settings.
+        let push = self.push.or_else(|| {
+            card.capabilities
+                .push_notifications()
+                .then(crate::push::PushSettings::default)
+        });
+        card.capabilities.push_notifications = Some(push.is_some());
         card.supported_interfaces = vec![
             AgentInterface::new(BINDING_JSONRPC, url.clone()),
             AgentInterface::new(BINDING_HTTP_JSON, url.clone()),
@@ -287,15 +326,47 @@ impl ServerBuilder {
                 ),
             );
         }
-        card.capabilities.extended_agent_card = Some(self.extended_card.is_some());
+        let interfaces = card.supported_interfaces.clone();
+        let extended = self
+            .extended_card
+            .map(|build| -> crate::handler::ExtendedCardFn {
+                Arc::new(move |p: &Principal| {
+                    build(p).map(|mut c| {
+                        c.supported_interfaces = interfaces.clone();
+                        c
+                    })
+                })
+            });
+        // Declared by the card or configured here; declared but not configured answers
+        // ExtendedAgentCardNotConfigured.
+        card.capabilities.extended_agent_card =
+            Some(card.capabilities.extended_agent_card() || extended.is_some());
+        if let Some(auth) = &self.auth {
+            for (name, scheme) in auth.schemes() {
+                card.security_schemes.insert(name, scheme);
+            }
+            let requirement = crate::auth::requirement(auth.as_ref());
+            if !card.security_requirements.contains(&requirement) {
+                card.security_requirements.push(requirement);
+            }
+        }
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
+        let shutdown = CancellationToken::new();
+        let pusher = match push {
+            Some(settings) => Some(Arc::new(
+                crate::push::Pusher::new(store.clone(), settings, shutdown.clone())
+                    .map_err(BuildError::Push)?,
+            )),
+            None => None,
+        };
         let handler = Arc::new(RequestHandler {
-            rt: Arc::new(Runtime::new(store, self.agent)),
+            rt: Arc::new(Runtime::new(store, self.agent, shutdown, pusher)),
             card: card.clone(),
-            extended_card: self.extended_card,
+            extended_card: extended,
         });
         Ok(Server {
             state: Arc::new(AppState {
+                auth: self.auth,
                 card: card::CardCache::new(&card),
                 handler,
                 maintenance: Maintenance {
@@ -317,6 +388,11 @@ async fn maintain(handler: Arc<RequestHandler>, m: Maintenance) {
     if let Err(e) = handler.recover().await {
         tracing::error!(error = %e, "start-up recovery failed");
     }
+    if let Some(pusher) = &handler.rt.pusher {
+        if let Err(e) = pusher.resume_all().await {
+            tracing::error!(error = %e, "resuming webhook deliveries failed");
+        }
+    }
     let shutdown = handler.rt.shutdown.clone();
     loop {
         tokio::select! {
@@ -325,6 +401,33 @@ async fn maintain(handler: Arc<RequestHandler>, m: Maintenance) {
         }
         if let Err(e) = handler.sweep(m.retention, m.dedup_window).await {
             tracing::error!(error = %e, "retention sweep failed");
+        }
+    }
+}
+
+/// The authentication layer of the A2A routes: records the principal, or answers 401.
+async fn authenticate(
+    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let Some(auth) = &state.auth else {
+        return next.run(request).await;
+    };
+    let (mut parts, body) = request.into_parts();
+    match auth.authenticate(&parts) {
+        AuthDecision::Allow(principal) => {
+            parts.extensions.insert(principal);
+            next.run(axum::extract::Request::from_parts(parts, body))
+                .await
+        }
+        decision => {
+            let jsonrpc = parts.uri.path() == "/" && parts.method == http::Method::POST;
+            crate::auth::unauthorized(
+                jsonrpc,
+                &auth.challenge(),
+                decision == AuthDecision::Invalid,
+            )
         }
     }
 }

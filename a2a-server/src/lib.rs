@@ -55,17 +55,20 @@
 //!   agent (it is resynchronized with a task snapshot); a vanished one disturbs nothing.
 
 mod agent;
+pub mod auth;
 pub mod demo;
 mod events;
 mod handler;
 mod http;
+pub mod push;
 mod runtime;
 pub mod store;
 
 pub use agent::{Agent, RESTART_MESSAGE, RequestContext, ServiceParams};
 pub use events::TaskEvents;
 pub use handler::{
-    CallContext, EventStream, RESUMABLE_STREAMS_EXTENSION, RequestHandler, StreamEvent,
+    CallContext, EventStream, ExtendedCardFn, RESUMABLE_STREAMS_EXTENSION, RequestHandler,
+    StreamEvent,
 };
 pub use http::{
     BuildError, DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_KEEP_ALIVE, Server, ServerBuilder,

@@ -1,7 +1,9 @@
 //! `a2a-server`: serves the demo agent over A2A (JSON-RPC, HTTP+JSON, SSE), storing tasks in
 //! sled under `./a2a-data` by default.
 
+use a2a_server::auth::BearerTokens;
 use a2a_server::demo::DemoAgent;
+use a2a_server::push::PushSettings;
 use a2a_server::{MemoryStore, Server, SledStore, TaskStore};
 use clap::Parser;
 use std::net::SocketAddr;
@@ -28,6 +30,19 @@ struct Args {
     /// Delete finished tasks this many hours after their last change (0: keep forever).
     #[arg(long, env = "A2A_RETENTION_HOURS", default_value_t = 168)]
     retention_hours: u64,
+    /// Require `Authorization: Bearer TOKEN` (repeatable; each token is its own principal and
+    /// sees only its own tasks).
+    #[arg(
+        long = "bearer-token",
+        env = "A2A_BEARER_TOKENS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    bearer_tokens: Vec<String>,
+    /// Webhook destination exempt from the SSRF guard: a host name or an address range
+    /// (repeatable), e.g. `127.0.0.1` or `10.0.0.0/8`.
+    #[arg(long = "push-allow", env = "A2A_PUSH_ALLOW", value_delimiter = ',')]
+    push_allow: Vec<String>,
     /// Seconds between SSE keep-alive comments.
     #[arg(long, env = "A2A_KEEP_ALIVE_SECS", default_value_t = 15)]
     keep_alive_secs: u64,
@@ -53,6 +68,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })?)
     };
+    let mut push = PushSettings::default();
+    for rule in &args.push_allow {
+        push = push
+            .allow(rule)
+            .map_err(|e| format!("--push-allow {rule}: {e}"))?;
+    }
     // Bind first, so that `--listen 127.0.0.1:0` advertises the port it actually got.
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -66,7 +87,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .agent_card(DemoAgent::card())
         .task_store_arc(store)
         .public_url(&public_url)
-        .keep_alive(Duration::from_secs(args.keep_alive_secs.max(1)));
+        .keep_alive(Duration::from_secs(args.keep_alive_secs.max(1)))
+        .push_notifications(push);
+    let server = if args.bearer_tokens.is_empty() {
+        server
+    } else {
+        server.authenticator(BearerTokens::each_its_own(
+            args.bearer_tokens.iter().cloned(),
+        ))
+    };
     let server = if args.retention_hours > 0 {
         server.retention(Duration::from_secs(args.retention_hours * 3600))
     } else {

@@ -277,6 +277,9 @@ impl TaskCell {
             .tx
             .send(Update::Event(Arc::new(SeqEvent { seq, event })));
         drop(st);
+        if let Some(pusher) = &rt.pusher {
+            pusher.wake(&self.id).await;
+        }
         if terminal {
             rt.forget(&self.id);
         }
@@ -294,6 +297,8 @@ pub(crate) struct Runtime {
     cells: Mutex<HashMap<TaskId, Arc<TaskCell>>>,
     /// Triggered at shutdown: ends executions (through their tokens) and streams.
     pub(crate) shutdown: CancellationToken,
+    /// Webhook deliveries, when push notifications are on.
+    pub(crate) pusher: Option<Arc<crate::push::Pusher>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -303,12 +308,18 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, agent: Arc<dyn DynAgent>) -> Self {
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        agent: Arc<dyn DynAgent>,
+        shutdown: CancellationToken,
+        pusher: Option<Arc<crate::push::Pusher>>,
+    ) -> Self {
         Self {
             store,
             agent,
             cells: Mutex::new(HashMap::new()),
-            shutdown: CancellationToken::new(),
+            shutdown,
+            pusher,
         }
     }
 

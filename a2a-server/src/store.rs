@@ -14,7 +14,10 @@
 //! The traits use only owned values of the wire model, so that a networked backend shared by
 //! several server replicas can implement them.
 
-use a2a_core::{ContextId, Message, StreamResponse, Task, TaskId, TaskState, Timestamp};
+use a2a_core::{
+    ContextId, Message, StreamResponse, Task, TaskId, TaskPushNotificationConfig, TaskState,
+    Timestamp,
+};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -80,6 +83,41 @@ pub struct MessageClaim {
     pub reply: Option<Message>,
     /// When the message was first received (milliseconds since the epoch), for retention.
     pub received_ms: i64,
+}
+
+/// A webhook registration as stored, with how far its delivery got. The task's event log is
+/// the delivery outbox: every event with a sequence number above `delivered` is still to be
+/// posted, in order, so an event and its delivery job are durable in the same write.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PushRecord {
+    /// The registration, with its `id` and `taskId` set.
+    pub config: TaskPushNotificationConfig,
+    /// Registered through the v0.3 protocol: deliver v0.3 payloads.
+    #[serde(default)]
+    pub v03: bool,
+    /// The sequence number of the last event delivered (or not to be delivered).
+    pub delivered: u64,
+    /// Set when delivery gave up; nothing more is sent to this webhook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_letter: Option<DeadLetter>,
+}
+
+/// A delivery that failed for good (after every retry).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadLetter {
+    /// The event that could not be delivered.
+    pub seq: u64,
+    /// The last error.
+    pub error: String,
+    /// When delivery gave up (milliseconds since the epoch).
+    pub at_ms: i64,
+}
+
+impl PushRecord {
+    /// The config id (always set in a stored record).
+    pub fn id(&self) -> &str {
+        self.config.id.as_deref().unwrap_or_default()
+    }
 }
 
 /// What went wrong in a store.
@@ -197,7 +235,7 @@ pub trait TaskStore: Send + Sync + 'static {
         limit: usize,
     ) -> Result<Vec<LoggedEvent>, StoreError>;
 
-    /// Removes a task and its log. Returns whether it existed.
+    /// Removes a task, its log and its webhook registrations. Returns whether it existed.
     async fn delete(&self, id: &TaskId) -> Result<bool, StoreError>;
 
     /// Up to `limit` ids of terminal tasks whose status timestamp is before `before`, oldest
@@ -224,6 +262,18 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Removes claims received before `before_ms`; returns how many.
     async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError>;
+
+    /// Stores (or replaces, by task and config id) a webhook registration.
+    async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError>;
+
+    /// A task's webhook registrations, in registration order.
+    async fn push_configs(&self, task: &TaskId) -> Result<Vec<PushRecord>, StoreError>;
+
+    /// Removes a registration; returns whether it existed.
+    async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError>;
+
+    /// Every task that has webhook registrations (to resume deliveries at start-up).
+    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError>;
 
     /// Lists tasks, newest status timestamp first (ties by id).
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError>;

@@ -56,6 +56,7 @@ fn params<P: DeserializeOwned + Validate>(req: &Request) -> Result<P, Error> {
 pub(crate) async fn serve(
     State(state): State<Arc<AppState>>,
     RawQuery(query): RawQuery,
+    principal: Option<axum::Extension<crate::auth::Principal>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -69,7 +70,10 @@ pub(crate) async fn serve(
     };
     let id = req.id.clone();
     let cx = match call_context(&headers, query.as_deref()) {
-        Ok(c) => c,
+        Ok(mut c) => {
+            c.scope.owner = principal.map(|p| p.0.0);
+            c
+        }
         Err(e) => return error_response(id, e),
     };
     let handler = &state.handler;
@@ -193,6 +197,8 @@ async fn dispatch_v03(
     req: &Request,
 ) -> Response {
     let id = req.id.clone();
+    let mut cx = cx;
+    cx.v03 = true;
     let params = match v03::decode_params(method, req.params.as_ref().unwrap_or(&Value::Null)) {
         Ok(p) => p,
         Err(e) => return error_response(id, e),

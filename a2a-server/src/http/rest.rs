@@ -222,7 +222,13 @@ pub(crate) async fn serve(State(state): State<Arc<AppState>>, request: Request) 
     };
     let query = parts.uri.query();
     let cx = match call_context(&parts.headers, query) {
-        Ok(c) => c.with_tenant(tenant.clone()),
+        Ok(mut c) => {
+            c.scope.owner = parts
+                .extensions
+                .get::<crate::auth::Principal>()
+                .map(|p| p.0.clone());
+            c.with_tenant(tenant.clone())
+        }
         Err(e) => return status_response(&e),
     };
     let active = match state.handler.activated_extensions(&cx) {

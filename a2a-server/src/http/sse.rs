@@ -48,7 +48,8 @@ pub(crate) fn respond(
 
 /// An event stream holding one `data:` event (an error answer), then closing.
 pub(crate) fn error_event(data: String) -> Response {
-    let stream = futures::stream::once(async move { Ok::<_, Infallible>(Event::default().data(data)) });
+    let stream =
+        futures::stream::once(async move { Ok::<_, Infallible>(Event::default().data(data)) });
     let mut response = Sse::new(stream).into_response();
     response
         .headers_mut()

@@ -1,8 +1,8 @@
 //! An in-memory [`TaskStore`], for tests and ephemeral servers. Nothing survives a restart.
 
 use super::{
-    ListPage, ListQuery, LoggedEvent, MessageClaim, Scope, StoreError, StoredTask, TaskStore,
-    decode_page_token, encode_page_token, order_key,
+    ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError, StoredTask,
+    TaskStore, decode_page_token, encode_page_token, order_key,
 };
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -24,6 +24,7 @@ struct Inner {
     /// Each task's log; entry `i` has seq `i + 1`.
     logs: HashMap<TaskId, Vec<StreamResponse>>,
     claims: HashMap<String, MessageClaim>,
+    pushes: HashMap<TaskId, Vec<PushRecord>>,
 }
 
 impl MemoryStore {
@@ -158,6 +159,7 @@ impl TaskStore for MemoryStore {
     async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
         let mut inner = self.inner.write().expect("store lock");
         inner.logs.remove(id);
+        inner.pushes.remove(id);
         match inner.tasks.remove(id) {
             Some(t) => {
                 inner.index.remove(&order_key(&t));
@@ -220,6 +222,42 @@ impl TaskStore for MemoryStore {
         let n = inner.claims.len();
         inner.claims.retain(|_, c| c.received_ms >= before_ms);
         Ok(n - inner.claims.len())
+    }
+
+    async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
+        let mut inner = self.inner.write().expect("store lock");
+        let task = record.config.task_id.clone().unwrap_or_default();
+        let list = inner.pushes.entry(task).or_default();
+        match list.iter_mut().find(|r| r.id() == record.id()) {
+            Some(existing) => *existing = record,
+            None => list.push(record),
+        }
+        Ok(())
+    }
+
+    async fn push_configs(&self, task: &TaskId) -> Result<Vec<PushRecord>, StoreError> {
+        let inner = self.inner.read().expect("store lock");
+        Ok(inner.pushes.get(task).cloned().unwrap_or_default())
+    }
+
+    async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
+        let mut inner = self.inner.write().expect("store lock");
+        let Some(list) = inner.pushes.get_mut(task) else {
+            return Ok(false);
+        };
+        let before = list.len();
+        list.retain(|r| r.id() != id);
+        Ok(list.len() != before)
+    }
+
+    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
+        let inner = self.inner.read().expect("store lock");
+        Ok(inner
+            .pushes
+            .iter()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(id, _)| id.clone())
+            .collect())
     }
 
     async fn tasks_in_states(&self, states: &[TaskState]) -> Result<Vec<StoredTask>, StoreError> {

@@ -10,8 +10,8 @@
 //! transaction), and [`TaskStore::sync`] flushes to disk.
 
 use super::{
-    ListPage, ListQuery, LoggedEvent, MessageClaim, Scope, StoreError, StoredTask, TaskStore,
-    decode_page_token, encode_page_token,
+    ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError, StoredTask,
+    TaskStore, decode_page_token, encode_page_token,
 };
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -28,6 +28,7 @@ pub struct SledStore {
     index: sled::Tree,
     events: sled::Tree,
     claims: sled::Tree,
+    pushes: sled::Tree,
     commit: Arc<GroupCommit>,
 }
 
@@ -107,6 +108,7 @@ impl SledStore {
             index: db.open_tree("task_index").map_err(backend)?,
             events: db.open_tree("task_events").map_err(backend)?,
             claims: db.open_tree("message_claims").map_err(backend)?,
+            pushes: db.open_tree("push_configs").map_err(backend)?,
             commit: Arc::default(),
             db,
         })
@@ -168,6 +170,22 @@ impl SledStore {
             }
         }
         Ok(())
+    }
+
+    /// The key and record of a task's webhook registration.
+    fn find_push(
+        &self,
+        task: &TaskId,
+        id: &str,
+    ) -> Result<Option<(sled::IVec, PushRecord)>, StoreError> {
+        for entry in self.pushes.scan_prefix(log_prefix(task.as_str())) {
+            let (k, v) = entry.map_err(backend)?;
+            let r: PushRecord = serde_json::from_slice(&v).map_err(backend)?;
+            if r.id() == id {
+                return Ok(Some((k, r)));
+            }
+        }
+        Ok(None)
     }
 
     /// Notes a completed write, for [`TaskStore::sync`].
@@ -330,6 +348,11 @@ impl TaskStore for SledStore {
                 .remove(entry.map_err(backend)?.0)
                 .map_err(backend)?;
         }
+        for entry in self.pushes.scan_prefix(log_prefix(id.as_str())) {
+            self.pushes
+                .remove(entry.map_err(backend)?.0)
+                .map_err(backend)?;
+        }
         self.wrote();
         Ok(true)
     }
@@ -402,6 +425,61 @@ impl TaskStore for SledStore {
             }
         }
         Ok(n)
+    }
+
+    async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
+        let task = record.config.task_id.clone().unwrap_or_default();
+        let mut key = log_prefix(task.as_str());
+        // Registration order: a creation stamp ahead of the id, kept on replacement.
+        let existing = self.find_push(&task, record.id())?;
+        match existing {
+            Some((k, _)) => key = k.to_vec(),
+            None => {
+                let stamp = u64::try_from(Timestamp::now().unix_millis()).unwrap_or_default();
+                key.extend_from_slice(&stamp.to_be_bytes());
+                key.extend_from_slice(record.id().as_bytes());
+            }
+        }
+        self.pushes
+            .insert(key, serde_json::to_vec(&record).map_err(backend)?)
+            .map_err(backend)?;
+        self.wrote();
+        Ok(())
+    }
+
+    async fn push_configs(&self, task: &TaskId) -> Result<Vec<PushRecord>, StoreError> {
+        self.pushes
+            .scan_prefix(log_prefix(task.as_str()))
+            .map(|e| {
+                let (_, v) = e.map_err(backend)?;
+                serde_json::from_slice(&v).map_err(backend)
+            })
+            .collect()
+    }
+
+    async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
+        match self.find_push(task, id)? {
+            Some((key, _)) => {
+                self.pushes.remove(key).map_err(backend)?;
+                self.wrote();
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
+        let mut out: Vec<TaskId> = Vec::new();
+        for entry in self.pushes.iter() {
+            let (_, v) = entry.map_err(backend)?;
+            let r: PushRecord = serde_json::from_slice(&v).map_err(backend)?;
+            if let Some(t) = r.config.task_id {
+                if out.last() != Some(&t) {
+                    out.push(t);
+                }
+            }
+        }
+        Ok(out)
     }
 
     async fn tasks_in_states(&self, states: &[TaskState]) -> Result<Vec<StoredTask>, StoreError> {

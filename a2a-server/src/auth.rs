@@ -1,0 +1,343 @@
+//! Authentication: a pluggable [`Authenticator`] run as a layer in front of every A2A route
+//! (the agent card stays public), with built-in bearer-token and API-key validators that
+//! declare themselves in the card's `securitySchemes` / `securityRequirements`.
+//!
+//! The authenticated principal is recorded on each task at creation; every operation then sees
+//! only the caller's tasks (another principal's task answers TaskNotFound, never 403, and
+//! ListTasks never counts it).
+
+use a2a_core::{Error, ErrorKind, SecurityRequirement, SecurityScheme};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use std::collections::HashMap;
+use std::fmt;
+
+/// The authenticated caller, as stored in the request's extensions and on its tasks.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Principal(pub String);
+
+/// An authenticator's verdict on a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuthDecision {
+    /// Authenticated as this principal.
+    Allow(Principal),
+    /// No credentials were presented.
+    Missing,
+    /// Credentials were presented and are wrong.
+    Invalid,
+}
+
+/// Decides who is calling. Implementations must not block.
+pub trait Authenticator: Send + Sync + fmt::Debug + 'static {
+    /// Looks at the request head (headers, URI) and decides.
+    fn authenticate(&self, request: &Parts) -> AuthDecision;
+
+    /// The security schemes to declare in the agent card, by name; a caller must satisfy all
+    /// of them (one requirement).
+    fn schemes(&self) -> Vec<(String, SecurityScheme)>;
+
+    /// The `WWW-Authenticate` challenge sent with a 401.
+    fn challenge(&self) -> String;
+}
+
+/// Bearer tokens, each mapped to its principal: `Authorization: Bearer <token>`.
+#[derive(Clone, Default)]
+pub struct BearerTokens {
+    tokens: HashMap<String, Principal>,
+}
+
+impl fmt::Debug for BearerTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BearerTokens")
+            .field("tokens", &self.tokens.len())
+            .finish()
+    }
+}
+
+impl BearerTokens {
+    /// No tokens yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Accepts `token` as `principal`.
+    #[must_use]
+    pub fn token(mut self, token: impl Into<String>, principal: impl Into<String>) -> Self {
+        self.tokens
+            .insert(token.into(), Principal(principal.into()));
+        self
+    }
+
+    /// Accepts each token as its own principal, named `token-1`, `token-2`, … in order (the
+    /// token itself is never used as a name, so it appears in no log).
+    pub fn each_its_own(tokens: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        tokens
+            .into_iter()
+            .enumerate()
+            .fold(Self::new(), |b, (i, t)| {
+                b.token(t, format!("token-{}", i + 1))
+            })
+    }
+
+    /// Whether no token is configured.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+}
+
+impl Authenticator for BearerTokens {
+    fn authenticate(&self, request: &Parts) -> AuthDecision {
+        let Some(value) = request.headers.get(header::AUTHORIZATION) else {
+            return AuthDecision::Missing;
+        };
+        let Some(token) = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim())
+        else {
+            return AuthDecision::Invalid;
+        };
+        match self.tokens.get(token) {
+            Some(p) => AuthDecision::Allow(p.clone()),
+            None => AuthDecision::Invalid,
+        }
+    }
+
+    fn schemes(&self) -> Vec<(String, SecurityScheme)> {
+        vec![("bearer".to_owned(), SecurityScheme::bearer())]
+    }
+
+    fn challenge(&self) -> String {
+        r#"Bearer realm="a2a""#.to_owned()
+    }
+}
+
+/// Where an API key is read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyLocation {
+    /// A request header.
+    Header,
+    /// A query parameter.
+    Query,
+    /// A cookie.
+    Cookie,
+}
+
+/// API keys in a header, query parameter or cookie of a given name, each mapped to its
+/// principal.
+#[derive(Clone)]
+pub struct ApiKeys {
+    location: KeyLocation,
+    name: String,
+    keys: HashMap<String, Principal>,
+}
+
+impl fmt::Debug for ApiKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiKeys")
+            .field("location", &self.location)
+            .field("name", &self.name)
+            .field("keys", &self.keys.len())
+            .finish()
+    }
+}
+
+impl ApiKeys {
+    /// Keys read from `location` under `name` (e.g. header `X-Api-Key`).
+    pub fn new(location: KeyLocation, name: impl Into<String>) -> Self {
+        Self {
+            location,
+            name: name.into(),
+            keys: HashMap::new(),
+        }
+    }
+
+    /// Accepts `key` as `principal`.
+    #[must_use]
+    pub fn key(mut self, key: impl Into<String>, principal: impl Into<String>) -> Self {
+        self.keys.insert(key.into(), Principal(principal.into()));
+        self
+    }
+
+    fn presented<'a>(&self, request: &'a Parts) -> Option<std::borrow::Cow<'a, str>> {
+        match self.location {
+            KeyLocation::Header => request
+                .headers
+                .get(self.name.as_str())
+                .and_then(|v| v.to_str().ok())
+                .map(Into::into),
+            KeyLocation::Query => request.uri.query().and_then(|q| {
+                q.split('&')
+                    .filter_map(|kv| kv.split_once('='))
+                    .find(|(k, _)| *k == self.name)
+                    .map(|(_, v)| percent_decode(v).into())
+            }),
+            KeyLocation::Cookie => request
+                .headers
+                .get_all(header::COOKIE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(';'))
+                .filter_map(|c| c.trim().split_once('='))
+                .find(|(k, _)| *k == self.name)
+                .map(|(_, v)| v.into()),
+        }
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                if let Some(b) = s
+                    .get(i + 1..i + 3)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                {
+                    out.push(b);
+                    i += 3;
+                    continue;
+                }
+                out.push(b'%');
+            }
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl Authenticator for ApiKeys {
+    fn authenticate(&self, request: &Parts) -> AuthDecision {
+        match self.presented(request) {
+            None => AuthDecision::Missing,
+            Some(key) => match self.keys.get(key.as_ref()) {
+                Some(p) => AuthDecision::Allow(p.clone()),
+                None => AuthDecision::Invalid,
+            },
+        }
+    }
+
+    fn schemes(&self) -> Vec<(String, SecurityScheme)> {
+        let location = match self.location {
+            KeyLocation::Header => "header",
+            KeyLocation::Query => "query",
+            KeyLocation::Cookie => "cookie",
+        };
+        vec![(
+            "apiKey".to_owned(),
+            SecurityScheme::ApiKeySecurityScheme(a2a_core::ApiKeySecurityScheme {
+                description: None,
+                location: location.to_owned(),
+                name: self.name.clone(),
+            }),
+        )]
+    }
+
+    fn challenge(&self) -> String {
+        format!(r#"ApiKey realm="a2a", name="{}""#, self.name)
+    }
+}
+
+/// The card's requirement for an authenticator: all its schemes, no scopes.
+pub(crate) fn requirement(auth: &dyn Authenticator) -> SecurityRequirement {
+    SecurityRequirement {
+        schemes: auth
+            .schemes()
+            .into_iter()
+            .map(|(name, _)| (name, a2a_core::StringList::default()))
+            .collect(),
+    }
+}
+
+/// The 401 answer: `WWW-Authenticate`, and an error body in the binding's shape (a JSON-RPC
+/// error for the JSON-RPC endpoint, a `google.rpc.Status` elsewhere).
+pub(crate) fn unauthorized(jsonrpc: bool, challenge: &str, invalid: bool) -> Response {
+    let error = Error::new(
+        ErrorKind::Unauthenticated,
+        if invalid {
+            "The credentials are not valid"
+        } else {
+            "Authentication required: see the agent card's securitySchemes"
+        },
+    );
+    let (body, content_type) = if jsonrpc {
+        (
+            serde_json::to_string(&a2a_core::jsonrpc::Response::<()>::error(
+                a2a_core::jsonrpc::Id::Null,
+                error,
+            ))
+            .unwrap_or_default(),
+            "application/json",
+        )
+    } else {
+        (error.to_status_body().to_string(), "application/a2a+json")
+    };
+    let mut response = (StatusCode::UNAUTHORIZED, body).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if let Ok(v) = HeaderValue::from_str(challenge) {
+        h.insert(header::WWW_AUTHENTICATE, v);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(
+        build: impl FnOnce(axum::http::request::Builder) -> axum::http::request::Builder,
+    ) -> Parts {
+        build(axum::http::Request::builder().uri("/tasks?apikey=k%201&x=y"))
+            .body(())
+            .unwrap()
+            .into_parts()
+            .0
+    }
+
+    #[test]
+    fn bearer_tokens_tell_missing_wrong_and_right_apart() {
+        let auth = BearerTokens::each_its_own(["alpha", "beta"]);
+        assert_eq!(auth.authenticate(&parts(|b| b)), AuthDecision::Missing);
+        let with = |v: &'static str| parts(move |b| b.header("authorization", v));
+        assert_eq!(
+            auth.authenticate(&with("Bearer nope")),
+            AuthDecision::Invalid
+        );
+        assert_eq!(
+            auth.authenticate(&with("Basic alpha")),
+            AuthDecision::Invalid
+        );
+        assert_eq!(
+            auth.authenticate(&with("bearer beta")),
+            AuthDecision::Allow(Principal("token-2".into()))
+        );
+    }
+
+    #[test]
+    fn api_keys_are_read_from_header_query_or_cookie() {
+        let header = ApiKeys::new(KeyLocation::Header, "X-Api-Key").key("k1", "a");
+        assert_eq!(
+            header.authenticate(&parts(|b| b.header("x-api-key", "k1"))),
+            AuthDecision::Allow(Principal("a".into()))
+        );
+        let query = ApiKeys::new(KeyLocation::Query, "apikey").key("k 1", "b");
+        assert_eq!(
+            query.authenticate(&parts(|b| b)),
+            AuthDecision::Allow(Principal("b".into()))
+        );
+        let cookie = ApiKeys::new(KeyLocation::Cookie, "session").key("c3", "c");
+        assert_eq!(
+            cookie.authenticate(&parts(|b| b.header("cookie", "theme=dark; session=c3"))),
+            AuthDecision::Allow(Principal("c".into()))
+        );
+        assert_eq!(cookie.authenticate(&parts(|b| b)), AuthDecision::Missing);
+    }
+}
