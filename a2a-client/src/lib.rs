@@ -35,6 +35,7 @@
 //! | [`CardResolver`], [`SkillQuery`] | discovery with an ETag/max-age cache; pick an agent by skill |
 //! | [`BearerAuth`], [`ApiKeyAuth`], [`Interceptor`] | credentials and headers on every call |
 //! | [`Error`] | remote A2A errors with their kind, HTTP, transport, decode, … |
+//! | [`webhook::PushReceiver`] | a webhook endpoint for push notifications: checks credentials, de-duplicates |
 
 mod auth;
 mod card;
@@ -43,6 +44,7 @@ mod delegate;
 mod error;
 pub mod sse;
 pub mod transport;
+pub mod webhook;
 
 pub use auth::{ApiKeyAuth, ApiKeyLocation, BearerAuth, Headers, Interceptor};
 pub use card::{AGENT_CARD_PATH, CacheOutcome, CardResolver, LEGACY_AGENT_CARD_PATH, SkillQuery};
