@@ -18,6 +18,7 @@ use a2a_core::{
     PROTOCOL_VERSION_V03,
 };
 use axum::Router;
+use axum::http;
 use axum::routing::{get, post};
 use std::sync::Arc;
 use std::time::Duration;
@@ -190,8 +191,6 @@ impl Server {
         a2a_routes.merge(card_routes).with_state(state)
     }
 }
-
-use axum::http;
 
 impl ServerBuilder {
     /// The agent card. Its `supportedInterfaces` are replaced by the bindings this server

@@ -43,6 +43,16 @@
 //! | `sled` | yes | [`SledStore`], the durable embedded task store |
 //! | `cli` | yes | the `a2a-server` binary (demo agent, flags, logging) |
 //!
+//! # What else is here
+//!
+//! | item | for |
+//! |---|---|
+//! | [`SledStore`], [`MemoryStore`], [`TaskStore`] | durable (or ephemeral) tasks and their event logs |
+//! | [`auth`] | authentication: [`auth::BearerTokens`], [`auth::ApiKeys`], or your own [`auth::Authenticator`] |
+//! | [`push`] | push notifications: [`push::PushSettings`], delivery from the event log, SSRF guard |
+//! | [`RequestHandler`] | the operations, for custom transports |
+//! | [`demo::DemoAgent`] | the agent the `a2a-server` binary serves |
+//!
 //! # Guarantees
 //!
 //! - Every change to a task is written to the [`TaskStore`] (and, for sled, flushed) before a
@@ -52,7 +62,10 @@
 //! - An agent that returns an error or panics fails its task with a status message; the
 //!   server keeps serving.
 //! - Streams end after a terminal or interrupted state; a slow subscriber never blocks the
-//!   agent (it is resynchronized with a task snapshot); a vanished one disturbs nothing.
+//!   agent (it catches up from the durable event log); a vanished one disturbs nothing.
+//! - A stream resumed with `Last-Event-ID` gets exactly the events it missed
+//!   ([`RESUMABLE_STREAMS_EXTENSION`]); a retried `SendMessage` (same `messageId`) does not run
+//!   the agent again; tasks left running by a crash go to [`Agent`]'s `resume` hook.
 
 mod agent;
 pub mod auth;
