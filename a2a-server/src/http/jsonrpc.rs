@@ -125,11 +125,17 @@ async fn dispatch_v1(
 ) -> Response {
     let id = req.id.clone();
     let cx = cx.with_tenant(tenant_of(req));
+    // A unary operation: decode and validate the params, call the handler, answer.
+    macro_rules! call {
+        ($operation:ident) => {
+            match params(req) {
+                Ok(p) => unary(id, h.$operation(&cx, p).await),
+                Err(e) => error_response(id, e),
+            }
+        };
+    }
     match method {
-        Method::SendMessage => match params::<SendMessageRequest>(req) {
-            Ok(p) => unary(id, h.send_message(&cx, p).await),
-            Err(e) => error_response(id, e),
-        },
+        Method::SendMessage => call!(send_message),
         Method::SendStreamingMessage => {
             let stream = match params::<SendMessageRequest>(req) {
                 Ok(p) => h.send_streaming_message(&cx, p).await,
@@ -144,38 +150,14 @@ async fn dispatch_v1(
             };
             stream_v1(state, id, stream)
         }
-        Method::GetTask => match params(req) {
-            Ok(p) => unary(id, h.get_task(&cx, p).await),
-            Err(e) => error_response(id, e),
-        },
-        Method::ListTasks => match params(req) {
-            Ok(p) => unary(id, h.list_tasks(&cx, p).await),
-            Err(e) => error_response(id, e),
-        },
-        Method::CancelTask => match params(req) {
-            Ok(p) => unary(id, h.cancel_task(&cx, p).await),
-            Err(e) => error_response(id, e),
-        },
-        Method::CreateTaskPushNotificationConfig => match params(req) {
-            Ok(p) => unary(id, h.create_push_config(&cx, p).await),
-            Err(e) => error_response(id, e),
-        },
-        Method::GetTaskPushNotificationConfig => match params(req) {
-            Ok(p) => unary(id, h.get_push_config(&cx, p).await),
-            Err(e) => error_response(id, e),
-        },
-        Method::ListTaskPushNotificationConfigs => match params(req) {
-            Ok(p) => unary(id, h.list_push_configs(&cx, p).await),
-            Err(e) => error_response(id, e),
-        },
-        Method::DeleteTaskPushNotificationConfig => match params(req) {
-            Ok(p) => unary(id, h.delete_push_config(&cx, p).await),
-            Err(e) => error_response(id, e),
-        },
-        Method::GetExtendedAgentCard => match params(req) {
-            Ok(p) => unary(id, h.get_extended_agent_card(&cx, p).await),
-            Err(e) => error_response(id, e),
-        },
+        Method::GetTask => call!(get_task),
+        Method::ListTasks => call!(list_tasks),
+        Method::CancelTask => call!(cancel_task),
+        Method::CreateTaskPushNotificationConfig => call!(create_push_config),
+        Method::GetTaskPushNotificationConfig => call!(get_push_config),
+        Method::ListTaskPushNotificationConfigs => call!(list_push_configs),
+        Method::DeleteTaskPushNotificationConfig => call!(delete_push_config),
+        Method::GetExtendedAgentCard => call!(get_extended_agent_card),
         _ => error_response(id, Error::from_kind(ErrorKind::MethodNotFound)),
     }
 }
