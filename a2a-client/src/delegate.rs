@@ -158,7 +158,8 @@ impl Client {
         options: DelegateOptions,
         on_event: impl FnMut(&StreamResponse) + Send,
     ) -> Result<SendMessageResponse, Error> {
-        self.follow_delegation(message, options, None, on_event).await
+        self.follow_delegation(message, options, None, on_event)
+            .await
     }
 
     /// Sends and follows, folding events into `known` (the task being continued, if any).

@@ -116,12 +116,20 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-async fn receive(State(rx): State<PushReceiver>, headers: HeaderMap, body: Bytes) -> impl IntoResponse {
+async fn receive(
+    State(rx): State<PushReceiver>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> impl IntoResponse {
     if let Some(expected) = &rx.token {
         let got = header_str(&headers, "x-a2a-notification-token")
             .or_else(|| header_str(&headers, "a2a-notification-token"));
         if got != Some(expected.as_str()) {
-            return (StatusCode::UNAUTHORIZED, "wrong or missing notification token").into_response();
+            return (
+                StatusCode::UNAUTHORIZED,
+                "wrong or missing notification token",
+            )
+                .into_response();
         }
     }
     if let Some(expected) = &rx.authorization {
@@ -140,7 +148,9 @@ async fn receive(State(rx): State<PushReceiver>, headers: HeaderMap, body: Bytes
     };
     let event = match event {
         Ok(e) => e,
-        Err(e) => return (StatusCode::BAD_REQUEST, format!("not an A2A event: {e}")).into_response(),
+        Err(e) => {
+            return (StatusCode::BAD_REQUEST, format!("not an A2A event: {e}")).into_response();
+        }
     };
     let Some(task_id) = event.task_id().cloned() else {
         return (StatusCode::BAD_REQUEST, "the event names no task").into_response();
@@ -164,7 +174,11 @@ async fn receive(State(rx): State<PushReceiver>, headers: HeaderMap, body: Bytes
             // Not delivered: forget it so that the sender's retry is accepted.
             let mut guard = rx.seen.lock().expect("dedup lock");
             guard.0.remove(&key);
-            (StatusCode::SERVICE_UNAVAILABLE, "receiver busy; retry later").into_response()
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "receiver busy; retry later",
+            )
+                .into_response()
         }
     }
 }

@@ -92,15 +92,29 @@ both_bindings! {
 }
 
 both_bindings! {
-    async fn a_configured_extended_card_is_returned(binding) {
+    async fn a_configured_extended_card_is_returned_to_authenticated_callers(binding) {
         let extended = AgentCard::builder("Demo (extended)", "More for members").build();
         let expected = extended.clone();
         let server = TestServer::start(a2a_server::demo::DemoAgent, move |b| {
             b.agent_card(a2a_server::demo::DemoAgent::card())
                 .extended_agent_card(extended)
+                .authenticator(a2a_server::auth::BearerTokens::new().token("member", "m"))
         })
         .await;
-        let client = server.client(binding).await;
+        // Without credentials: 401, typed.
+        let anonymous = within("connect", server.builder(binding).connect(&server.url))
+            .await
+            .expect("connect");
+        let err = within("extended card", anonymous.get_extended_agent_card())
+            .await
+            .expect_err("anonymous callers are refused");
+        assert!(matches!(err, a2a_client::Error::Remote { status: 401, .. }), "{err:?}");
+        let client = within(
+            "connect",
+            server.builder(binding).bearer_token("member").connect(&server.url),
+        )
+        .await
+        .expect("connect");
         assert!(client.card().expect("card").capabilities.extended_agent_card());
         let card = within("extended card", client.get_extended_agent_card())
             .await

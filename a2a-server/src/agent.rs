@@ -34,10 +34,10 @@ pub trait Agent: Send + Sync + 'static {
         events: TaskEvents,
     ) -> impl Future<Output = Result<(), Error>> + Send;
 
-    /// Stops a task at the client's request. `cx.cancel` has already been triggered when this is
-    /// called, so a running `execute` sees it. Return `Ok` to accept: the server then moves the
-    /// task to CANCELED unless this method already finished it. By default tasks are not
-    /// cancelable.
+    /// Stops a task at the client's request. Return `Ok` to accept: the server then moves the
+    /// task to CANCELED (unless this method already finished it) and triggers `cx.cancel`, the
+    /// running `execute`'s cancellation token, so that it stops. Return an error (by default
+    /// TaskNotCancelable) to refuse; the task goes on.
     fn cancel(
         &self,
         cx: RequestContext,

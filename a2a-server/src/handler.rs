@@ -121,12 +121,23 @@ fn claim_key(scope: &Scope, message: &Message) -> String {
         .map(|t| format!("t:{t}"))
         .or_else(|| message.context_id.as_ref().map(|c| format!("c:{c}")))
         .unwrap_or_default();
+    // The content is part of the key: a retry sends the same message, while two callers that
+    // happen to reuse a message id (anonymous callers share a scope) get their own tasks.
+    let content = serde_json::to_vec(&(&message.parts, &message.metadata)).unwrap_or_default();
     format!(
-        "{}\u{1f}{}\u{1f}{target}\u{1f}{}",
+        "{}\u{1f}{}\u{1f}{target}\u{1f}{}\u{1f}{:016x}",
         scope.tenant.as_deref().unwrap_or_default(),
         scope.owner.as_deref().unwrap_or_default(),
-        message.message_id
+        message.message_id,
+        fnv1a(&content)
     )
+}
+
+/// FNV-1a, 64 bits: a stable (across builds and restarts) fingerprint for claim keys.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Waits until the cell's task ends or pauses (or, with `immediately`, until it exists).

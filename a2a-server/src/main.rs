@@ -113,6 +113,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // One line on stdout for scripts and tests that start the server on port 0.
     println!("a2a-server listening on http://{local}");
     let signal_token = shutdown.clone();
+    // TCP_NODELAY: an SSE event is a small write after the response head; with Nagle's
+    // algorithm it would wait for the client's delayed ACK (about 40 ms).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, server.into_router())
         .with_graceful_shutdown(async move {
             wait_for_signal().await;

@@ -449,7 +449,8 @@ impl Runtime {
             .catch_unwind()
             .await
             .map_err(|_| Error::new(ErrorKind::Internal, "The agent panicked while canceling"))??;
-        cell.cancel.cancel();
+        // CANCELED is stored first, then the execution is told to stop: the execution's wrap-up
+        // (which would fail a task left active) then finds the task already finished.
         let current = cell.snapshot().await;
         if current
             .as_ref()
@@ -463,6 +464,7 @@ impl Runtime {
                 tracing::debug!(task = %cell.id, error = %e, "cancel raced with the task's end");
             }
         }
+        cell.cancel.cancel();
         cell.snapshot()
             .await
             .ok_or_else(|| Error::task_not_found(cell.id.as_str()))

@@ -590,3 +590,32 @@ async fn a_resumed_subscription_of_a_finished_task_replays_the_missed_events_the
         .expect("an error");
     assert_eq!(err.kind(), Some(a2a_core::ErrorKind::UnsupportedOperation));
 }
+
+#[tokio::test]
+async fn two_callers_reusing_a_message_id_with_different_content_get_their_own_tasks() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = server(Counting(runs.clone()), Arc::new(MemoryStore::new()));
+    let h = server.handler();
+    let cx = CallContext::default();
+    let a = h
+        .send_message(
+            &cx,
+            SendMessageRequest::new(Message::user_text("from a").with_message_id("1")),
+        )
+        .await
+        .unwrap();
+    let b = h
+        .send_message(
+            &cx,
+            SendMessageRequest::new(Message::user_text("from b").with_message_id("1")),
+        )
+        .await
+        .unwrap();
+    let (SendMessageResponse::Task(a), SendMessageResponse::Task(b)) = (a, b) else {
+        panic!("tasks")
+    };
+    assert_ne!(a.id, b.id);
+    assert_eq!(a.artifacts[0].text_content(), "from a");
+    assert_eq!(b.artifacts[0].text_content(), "from b");
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
