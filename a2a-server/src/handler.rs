@@ -3,16 +3,16 @@
 
 use crate::agent::{RequestContext, ServiceParams};
 mod follow;
+mod maintenance;
+mod push;
 
 use crate::auth::Principal;
 use crate::runtime::{Change, Runtime, TaskCell, Update};
-use crate::store::{ListQuery, MessageClaim, PushRecord, Scope, StoredTask};
+use crate::store::{ListQuery, MessageClaim, Scope, StoredTask};
 use a2a_core::{
-    AgentCard, CancelTaskRequest, ContextId, DeleteTaskPushNotificationConfigRequest, Empty, Error,
-    ErrorKind, GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, SendMessageResponse,
-    StreamResponse, SubscribeToTaskRequest, Task, TaskId, TaskPushNotificationConfig, Validate,
+    AgentCard, CancelTaskRequest, ContextId, Error, ErrorKind, GetExtendedAgentCardRequest,
+    GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest,
+    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskId, Validate,
 };
 use futures::stream::BoxStream;
 use std::sync::Arc;
@@ -584,226 +584,6 @@ impl RequestHandler {
         ))
     }
 
-    /// Start-up recovery: every task left SUBMITTED or WORKING by a previous process is handed
-    /// to the agent's [`Agent::resume`](crate::Agent::resume) hook (by default: failed with a
-    /// status message saying the server restarted). Returns how many tasks it found.
-    pub async fn recover(&self) -> Result<usize, Error> {
-        use a2a_core::TaskState;
-        let tasks = self
-            .rt
-            .store
-            .tasks_in_states(&[TaskState::Submitted, TaskState::Working])
-            .await?;
-        let n = tasks.len();
-        for stored in tasks {
-            if self.rt.live_cell(&stored.task.id).is_some() {
-                continue; // started in this process
-            }
-            let task = stored.task.clone();
-            let message = task
-                .history
-                .iter()
-                .rev()
-                .find(|m| m.role == a2a_core::Role::User)
-                .cloned()
-                .unwrap_or_else(|| Message::user_text(""));
-            let scope = stored.scope.clone();
-            let cell = self.rt.cell_for(stored);
-            let rcx = RequestContext {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                message,
-                stored_task: Some(task),
-                service_params: ServiceParams::default(),
-                extensions: Vec::new(),
-                scope,
-                cancel: cell.cancel.clone(),
-            };
-            self.rt.spawn_resume(cell, rcx);
-        }
-        if n > 0 {
-            tracing::info!(tasks = n, "recovered tasks interrupted by a restart");
-        }
-        Ok(n)
-    }
-
-    /// Retention: deletes terminal tasks (and their logs) whose status is older than `ttl`,
-    /// and forgets message ids older than `dedup_window`. Returns how many tasks it deleted.
-    pub async fn sweep(
-        &self,
-        ttl: Option<std::time::Duration>,
-        dedup_window: std::time::Duration,
-    ) -> Result<usize, Error> {
-        let now = a2a_core::Timestamp::now().unix_millis();
-        let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
-        let mut deleted = 0;
-        if let Some(ttl) = ttl {
-            let before = a2a_core::Timestamp::from_unix_millis(now.saturating_sub(ms(ttl)))
-                .unwrap_or_else(a2a_core::Timestamp::now);
-            loop {
-                let ids = self.rt.store.terminal_before(before, 500).await?;
-                let mut progressed = false;
-                for id in &ids {
-                    if self.rt.live_cell(id).is_none() && self.rt.store.delete(id).await? {
-                        deleted += 1;
-                        progressed = true;
-                    }
-                }
-                if ids.len() < 500 || !progressed {
-                    break;
-                }
-            }
-        }
-        self.rt
-            .store
-            .expire_claims(now.saturating_sub(ms(dedup_window)))
-            .await?;
-        if deleted > 0 {
-            self.rt.store.sync().await?;
-            tracing::info!(deleted, "retention removed expired tasks");
-        }
-        Ok(deleted)
-    }
-
-    fn pusher(&self) -> Result<&Arc<crate::push::Pusher>, Error> {
-        self.rt.pusher.as_ref().ok_or_else(|| {
-            Error::new(
-                ErrorKind::PushNotificationNotSupported,
-                "This agent does not support push notifications",
-            )
-        })
-    }
-
-    /// Stores a webhook registration for `task_id`, delivering events after `delivered`.
-    async fn register_push(
-        &self,
-        cx: &CallContext,
-        task_id: &TaskId,
-        mut config: TaskPushNotificationConfig,
-        delivered: u64,
-    ) -> Result<TaskPushNotificationConfig, Error> {
-        let pusher = self.pusher()?;
-        pusher.settings().check_url(&config.url)?;
-        config.task_id = Some(task_id.clone());
-        config.tenant = None;
-        if config.id.is_none() {
-            config.id = Some(uuid::Uuid::new_v4().to_string());
-        }
-        let record = PushRecord {
-            config: config.clone(),
-            v03: cx.v03,
-            delivered,
-            dead_letter: None,
-        };
-        self.rt.store.put_push_config(record).await?;
-        self.rt.store.sync().await?;
-        pusher.watch(task_id);
-        Ok(redacted(config))
-    }
-
-    /// `CreateTaskPushNotificationConfig`: registers a webhook for the task's next events.
-    /// The same `id` replaces an earlier registration.
-    pub async fn create_push_config(
-        &self,
-        cx: &CallContext,
-        req: TaskPushNotificationConfig,
-    ) -> Result<TaskPushNotificationConfig, Error> {
-        self.pusher()?;
-        req.validate()?;
-        let task_id = req.task_id.clone().unwrap_or_default();
-        let stored = self.load(cx, &task_id).await?;
-        let config = self
-            .register_push(cx, &task_id, req, stored.version)
-            .await?;
-        if let Some(pusher) = &self.rt.pusher {
-            pusher.wake(&task_id).await;
-        }
-        Ok(config)
-    }
-
-    async fn push_record(
-        &self,
-        cx: &CallContext,
-        task: &TaskId,
-        id: &str,
-    ) -> Result<PushRecord, Error> {
-        self.load(cx, task).await?;
-        self.rt
-            .store
-            .push_configs(task)
-            .await?
-            .into_iter()
-            .find(|r| r.id() == id)
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::TaskNotFound,
-                    format!("Push notification config {id} not found for task {task}"),
-                )
-                .with_metadata("taskId", task.as_str())
-            })
-    }
-
-    /// `GetTaskPushNotificationConfig` (credentials are not returned).
-    pub async fn get_push_config(
-        &self,
-        cx: &CallContext,
-        req: GetTaskPushNotificationConfigRequest,
-    ) -> Result<TaskPushNotificationConfig, Error> {
-        self.pusher()?;
-        req.validate()?;
-        Ok(redacted(
-            self.push_record(cx, &req.task_id, &req.id).await?.config,
-        ))
-    }
-
-    /// `ListTaskPushNotificationConfigs` (credentials are not returned).
-    pub async fn list_push_configs(
-        &self,
-        cx: &CallContext,
-        req: ListTaskPushNotificationConfigsRequest,
-    ) -> Result<ListTaskPushNotificationConfigsResponse, Error> {
-        self.pusher()?;
-        req.validate()?;
-        self.load(cx, &req.task_id).await?;
-        let configs = self.rt.store.push_configs(&req.task_id).await?;
-        Ok(ListTaskPushNotificationConfigsResponse {
-            configs: configs.into_iter().map(|r| redacted(r.config)).collect(),
-            next_page_token: String::new(),
-        })
-    }
-
-    /// `DeleteTaskPushNotificationConfig`: idempotent (deleting twice succeeds twice).
-    pub async fn delete_push_config(
-        &self,
-        cx: &CallContext,
-        req: DeleteTaskPushNotificationConfigRequest,
-    ) -> Result<Empty, Error> {
-        self.pusher()?;
-        req.validate()?;
-        self.load(cx, &req.task_id).await?;
-        if self
-            .rt
-            .store
-            .delete_push_config(&req.task_id, &req.id)
-            .await?
-        {
-            self.rt.store.sync().await?;
-        }
-        Ok(Empty {})
-    }
-
-    /// Webhook registrations of a task that gave up delivering, with why (for operators).
-    pub async fn dead_letters(&self, task: &TaskId) -> Result<Vec<PushRecord>, Error> {
-        Ok(self
-            .rt
-            .store
-            .push_configs(task)
-            .await?
-            .into_iter()
-            .filter(|r| r.dead_letter.is_some())
-            .collect())
-    }
-
     /// `GetExtendedAgentCard`.
     pub async fn get_extended_agent_card(
         &self,
@@ -828,12 +608,4 @@ impl RequestHandler {
             .and_then(|build| build(&Principal(owner.clone())))
             .ok_or_else(|| Error::from_kind(ErrorKind::ExtendedAgentCardNotConfigured))
     }
-}
-
-/// A config as returned to clients: push credentials are never sent back in clear.
-fn redacted(mut config: TaskPushNotificationConfig) -> TaskPushNotificationConfig {
-    if let Some(auth) = &mut config.authentication {
-        auth.credentials = None;
-    }
-    config
 }

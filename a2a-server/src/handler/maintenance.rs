@@ -1,0 +1,88 @@
+//! Background upkeep of the handler: start-up recovery and retention.
+
+use super::RequestHandler;
+use crate::agent::{RequestContext, ServiceParams};
+use a2a_core::{Error, Message};
+
+impl RequestHandler {
+    /// Start-up recovery: every task left SUBMITTED or WORKING by a previous process is handed
+    /// to the agent's [`Agent::resume`](crate::Agent::resume) hook (by default: failed with a
+    /// status message saying the server restarted). Returns how many tasks it found.
+    pub async fn recover(&self) -> Result<usize, Error> {
+        use a2a_core::TaskState;
+        let tasks = self
+            .rt
+            .store
+            .tasks_in_states(&[TaskState::Submitted, TaskState::Working])
+            .await?;
+        let n = tasks.len();
+        for stored in tasks {
+            if self.rt.live_cell(&stored.task.id).is_some() {
+                continue; // started in this process
+            }
+            let task = stored.task.clone();
+            let message = task
+                .history
+                .iter()
+                .rev()
+                .find(|m| m.role == a2a_core::Role::User)
+                .cloned()
+                .unwrap_or_else(|| Message::user_text(""));
+            let scope = stored.scope.clone();
+            let cell = self.rt.cell_for(stored);
+            let rcx = RequestContext {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                message,
+                stored_task: Some(task),
+                service_params: ServiceParams::default(),
+                extensions: Vec::new(),
+                scope,
+                cancel: cell.cancel.clone(),
+            };
+            self.rt.spawn_resume(cell, rcx);
+        }
+        if n > 0 {
+            tracing::info!(tasks = n, "recovered tasks interrupted by a restart");
+        }
+        Ok(n)
+    }
+
+    /// Retention: deletes terminal tasks (and their logs) whose status is older than `ttl`,
+    /// and forgets message ids older than `dedup_window`. Returns how many tasks it deleted.
+    pub async fn sweep(
+        &self,
+        ttl: Option<std::time::Duration>,
+        dedup_window: std::time::Duration,
+    ) -> Result<usize, Error> {
+        let now = a2a_core::Timestamp::now().unix_millis();
+        let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        let mut deleted = 0;
+        if let Some(ttl) = ttl {
+            let before = a2a_core::Timestamp::from_unix_millis(now.saturating_sub(ms(ttl)))
+                .unwrap_or_else(a2a_core::Timestamp::now);
+            loop {
+                let ids = self.rt.store.terminal_before(before, 500).await?;
+                let mut progressed = false;
+                for id in &ids {
+                    if self.rt.live_cell(id).is_none() && self.rt.store.delete(id).await? {
+                        deleted += 1;
+                        progressed = true;
+                    }
+                }
+                if ids.len() < 500 || !progressed {
+                    break;
+                }
+            }
+        }
+        self.rt
+            .store
+            .expire_claims(now.saturating_sub(ms(dedup_window)))
+            .await?;
+        if deleted > 0 {
+            self.rt.store.sync().await?;
+            tracing::info!(deleted, "retention removed expired tasks");
+        }
+        Ok(deleted)
+    }
+}
