@@ -80,7 +80,8 @@ pub(crate) struct TaskCell {
 
 /// The result of applying a change.
 pub(crate) struct Applied {
-    /// The stored task after the change (`None` for a message reply).
+    /// The stored task after the change, when the caller subscribed (`None` for a message
+    /// reply).
     pub(crate) stored: Option<StoredTask>,
     /// A subscription taken right after the change, when asked for.
     pub(crate) rx: Option<broadcast::Receiver<Update>>,
@@ -97,6 +98,12 @@ impl TaskCell {
     /// The current stored task, if created.
     pub(crate) async fn snapshot(&self) -> Option<StoredTask> {
         self.state.lock().await.stored.clone()
+    }
+
+    /// The state of the current stored task, if created (without copying the task).
+    pub(crate) async fn current_state(&self) -> Option<TaskState> {
+        let st = self.state.lock().await;
+        st.stored.as_ref().map(|t| t.task.status.state.clone())
     }
 
     /// The message reply, if the agent answered with one.
@@ -271,7 +278,10 @@ impl TaskCell {
         rt.store.sync().await?;
         let terminal = stored.task.status.state.is_terminal();
         let seq = stored.version;
-        st.stored = Some(stored.clone());
+        // Only a subscribing caller (a continuation) uses the stored task: the agent's own
+        // writes skip the copy.
+        let returned = subscribe.then(|| stored.clone());
+        st.stored = Some(stored);
         let rx = subscribe.then(|| self.tx.subscribe());
         let _ = self
             .tx
@@ -284,7 +294,7 @@ impl TaskCell {
             rt.forget(&self.id);
         }
         Ok(Applied {
-            stored: Some(stored),
+            stored: returned,
             rx,
         })
     }
@@ -476,11 +486,11 @@ impl Runtime {
         generation: u64,
         failure: Option<String>,
     ) {
-        let current = cell.snapshot().await;
+        let current = cell.current_state().await;
         let is_latest = cell.generation.load(Ordering::SeqCst) == generation;
         let needs_failing = match &current {
             None => cell.reply().await.is_none(),
-            Some(t) => is_latest && t.task.status.state.is_active(),
+            Some(state) => is_latest && state.is_active(),
         };
         if needs_failing {
             let why = failure.unwrap_or_else(|| {
@@ -498,7 +508,7 @@ impl Runtime {
             tracing::warn!(task = %cell.id, "{why} (after the task had ended or paused)");
         }
         let _ = cell.tx.send(Update::Done);
-        if current.is_none() && cell.snapshot().await.is_none() {
+        if current.is_none() && cell.current_state().await.is_none() {
             self.forget(&cell.id);
         }
     }

@@ -19,8 +19,11 @@ use serde_json::Value;
 use std::sync::Arc;
 
 fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
-    match serde_json::to_vec(body) {
-        Ok(bytes) => (
+    // Sized for a typical task: serializing into a growing empty vector reallocates and copies
+    // several times.
+    let mut bytes = Vec::with_capacity(2048);
+    match serde_json::to_writer(&mut bytes, body) {
+        Ok(()) => (
             status,
             [(
                 header::CONTENT_TYPE,

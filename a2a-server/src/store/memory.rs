@@ -25,6 +25,8 @@ struct Inner {
     logs: HashMap<TaskId, Vec<StreamResponse>>,
     claims: HashMap<String, MessageClaim>,
     pushes: HashMap<TaskId, Vec<PushRecord>>,
+    /// How many tasks each scope has (the `totalSize` of an unfiltered listing).
+    counts: HashMap<Scope, usize>,
 }
 
 impl MemoryStore {
@@ -57,6 +59,7 @@ impl TaskStore for MemoryStore {
             scope,
         };
         inner.index.insert(order_key(&stored));
+        *inner.counts.entry(stored.scope.clone()).or_default() += 1;
         inner.logs.insert(
             stored.task.id.clone(),
             vec![StreamResponse::Task(stored.task.clone())],
@@ -108,7 +111,14 @@ impl TaskStore for MemoryStore {
         let matching = |key: &(Reverse<i64>, String)| {
             inner.tasks.get(key.1.as_str()).filter(|t| query.matches(t))
         };
-        let total_size = inner.index.iter().filter_map(matching).count();
+        let scope_only = query.context_id.is_none()
+            && query.status.is_none()
+            && query.status_timestamp_after.is_none();
+        let total_size = if scope_only {
+            inner.counts.get(&query.scope).copied().unwrap_or(0)
+        } else {
+            inner.index.iter().filter_map(matching).count()
+        };
         let mut tasks = Vec::with_capacity(query.page_size.min(128));
         let mut more = false;
         for t in inner
@@ -163,6 +173,9 @@ impl TaskStore for MemoryStore {
         match inner.tasks.remove(id) {
             Some(t) => {
                 inner.index.remove(&order_key(&t));
+                if let Some(n) = inner.counts.get_mut(&t.scope) {
+                    *n = n.saturating_sub(1);
+                }
                 Ok(true)
             }
             None => Ok(false),

@@ -15,10 +15,11 @@ use super::{
 };
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
+use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// A task store in a sled database directory.
 #[derive(Clone, Debug)]
@@ -30,6 +31,10 @@ pub struct SledStore {
     claims: sled::Tree,
     pushes: sled::Tree,
     commit: Arc<GroupCommit>,
+    /// How many tasks each scope has: an unfiltered `ListTasks` reads its `totalSize` here
+    /// instead of decoding every task. Counted from the `tasks` tree when the store opens, then
+    /// kept up to date by `create` and `delete`.
+    counts: Arc<Mutex<HashMap<Scope, u64>>>,
 }
 
 /// Group commit: one flush at a time, shared by every caller whose writes it covers.
@@ -77,6 +82,27 @@ fn log_key(id: &str, seq: u64) -> Vec<u8> {
     key
 }
 
+/// Counts the tasks of each scope, reading only the scope of each record.
+fn count_by_scope(tasks: &sled::Tree) -> Result<HashMap<Scope, u64>, StoreError> {
+    #[derive(serde::Deserialize)]
+    struct ScopeOnly {
+        #[serde(default)]
+        scope: Scope,
+    }
+    let mut counts: HashMap<Scope, u64> = HashMap::new();
+    for entry in tasks.iter() {
+        let (_, bytes) = entry.map_err(backend)?;
+        let record: ScopeOnly = serde_json::from_slice(&bytes).map_err(backend)?;
+        *counts.entry(record.scope).or_default() += 1;
+    }
+    Ok(counts)
+}
+
+/// Whether a listing filters by nothing but the scope (its total is then the scope's count).
+fn scope_only(query: &ListQuery) -> bool {
+    query.context_id.is_none() && query.status.is_none() && query.status_timestamp_after.is_none()
+}
+
 fn decode(bytes: &[u8]) -> Result<StoredTask, StoreError> {
     serde_json::from_slice(bytes).map_err(backend)
 }
@@ -103,15 +129,25 @@ impl SledStore {
 
     /// Uses an already opened database (its trees `tasks` and `task_index`).
     pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
+        let tasks = db.open_tree("tasks").map_err(backend)?;
+        let counts = count_by_scope(&tasks)?;
         Ok(Self {
-            tasks: db.open_tree("tasks").map_err(backend)?,
+            tasks,
             index: db.open_tree("task_index").map_err(backend)?,
             events: db.open_tree("task_events").map_err(backend)?,
             claims: db.open_tree("message_claims").map_err(backend)?,
             pushes: db.open_tree("push_configs").map_err(backend)?,
             commit: Arc::default(),
+            counts: Arc::new(Mutex::new(counts)),
             db,
         })
+    }
+
+    /// Adds `delta` to the task count of `scope`.
+    fn count(&self, scope: &Scope, delta: i64) {
+        let mut counts = self.counts.lock().expect("counts lock");
+        let n = counts.entry(scope.clone()).or_default();
+        *n = n.saturating_add_signed(delta);
     }
 
     /// The underlying database (other features keep their trees in it).
@@ -232,6 +268,7 @@ impl TaskStore for SledStore {
             return Err(StoreError::AlreadyExists(stored.task.id));
         }
         self.write(&stored, None, &StreamResponse::Task(stored.task.clone()))?;
+        self.count(&stored.scope, 1);
         Ok(stored)
     }
 
@@ -287,13 +324,19 @@ impl TaskStore for SledStore {
                 tasks.push(t);
             }
         }
-        let mut total_size = 0;
-        for entry in self.index.iter() {
-            let (key, _) = entry.map_err(backend)?;
-            if load(&key)?.is_some() {
-                total_size += 1;
+        let total_size = if scope_only(query) {
+            let counts = self.counts.lock().expect("counts lock");
+            usize::try_from(counts.get(&query.scope).copied().unwrap_or(0)).unwrap_or(usize::MAX)
+        } else {
+            let mut n = 0;
+            for entry in self.index.iter() {
+                let (key, _) = entry.map_err(backend)?;
+                if load(&key)?.is_some() {
+                    n += 1;
+                }
             }
-        }
+            n
+        };
         let next_page_token = if more {
             tasks.last().map(encode_page_token)
         } else {
@@ -339,7 +382,14 @@ impl TaskStore for SledStore {
         };
         // The task record goes first (then it is gone for every reader), then its index key
         // and its log; a crash in between leaves only unreachable entries.
-        self.tasks.remove(id.as_str().as_bytes()).map_err(backend)?;
+        if self
+            .tasks
+            .remove(id.as_str().as_bytes())
+            .map_err(backend)?
+            .is_some()
+        {
+            self.count(&stored.scope, -1);
+        }
         self.index
             .remove(index_key(stored.sort_millis(), id.as_str()))
             .map_err(backend)?;

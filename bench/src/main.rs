@@ -1,0 +1,97 @@
+//! `a2a-bench`: drives any A2A server's JSON-RPC binding over real sockets and reports
+//! throughput, latency percentiles, time to first SSE event, errors and (given the server's
+//! pid) server CPU time per request; probes task-store memory; tabulates runs.
+//!
+//! ```sh
+//! a2a-bench run --url http://127.0.0.1:8080 --scenario send -c 16 -d 5 --server-pid 1234
+//! a2a-bench run --url http://127.0.0.1:8080 --scenario subscribe --subscribers 10000
+//! a2a-bench store --checkpoints 100000,1000000
+//! a2a-bench report results.jsonl
+//! ```
+//!
+//! See `bench/README.md` for the methodology and the comparison script.
+
+mod http;
+mod load;
+mod procfs;
+mod report;
+mod store_probe;
+
+use clap::{Parser, Subcommand};
+
+/// Load generator and probes for A2A servers.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Runs one load scenario against a server.
+    Run(load::RunArgs),
+    /// Fills a task store and reports memory and ListTasks latency.
+    Store(store_probe::StoreArgs),
+    /// Prints the runs appended to a JSON-lines file as a table with ratios.
+    Report(report::ReportArgs),
+    /// Prints the machine description used in reports.
+    Machine,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => {
+            // One thread: pin the load generator to one core (taskset) and it stays there.
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a tokio runtime");
+            rt.block_on(async {
+                let out = args.out.clone();
+                let quiet = args.quiet;
+                let outcome = load::run(args).await?;
+                if quiet {
+                    println!(
+                        "{}",
+                        serde_json::to_string(&outcome).map_err(|e| e.to_string())?
+                    );
+                } else {
+                    load::print(&outcome);
+                }
+                if let Some(out) = out {
+                    use std::io::Write as _;
+                    let mut f = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&out)
+                        .map_err(|e| format!("{}: {e}", out.display()))?;
+                    writeln!(
+                        f,
+                        "{}",
+                        serde_json::to_string(&outcome).map_err(|e| e.to_string())?
+                    )
+                    .map_err(|e| e.to_string())?;
+                }
+                Ok::<_, String>(())
+            })
+        }
+        Command::Store(args) => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .expect("a tokio runtime");
+            rt.block_on(store_probe::probe(args))
+        }
+        Command::Report(args) => report::report(&args),
+        Command::Machine => {
+            println!("{}", procfs::machine());
+            Ok(())
+        }
+    };
+    if let Err(e) = result {
+        eprintln!("a2a-bench: {e}");
+        std::process::exit(1);
+    }
+}

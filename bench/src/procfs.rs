@@ -1,0 +1,66 @@
+//! Process CPU time and memory from `/proc` (Linux).
+
+/// Clock ticks per second of `/proc/<pid>/stat` times (`USER_HZ`, 100 on Linux).
+const TICKS_PER_SEC: f64 = 100.0;
+
+/// User + system CPU time of a process (all its threads, dead ones included), in seconds.
+pub(crate) fn cpu_seconds(pid: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces; the fields after it are space separated.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / TICKS_PER_SEC)
+}
+
+/// Resident set size in MiB (`VmRSS`).
+pub(crate) fn rss_mib(pid: &str) -> Option<f64> {
+    status_kib(pid, "VmRSS:").map(|k| k / 1024.0)
+}
+
+/// Peak resident set size in MiB (`VmHWM`).
+pub(crate) fn peak_rss_mib(pid: &str) -> Option<f64> {
+    status_kib(pid, "VmHWM:").map(|k| k / 1024.0)
+}
+
+fn status_kib(pid: &str, field: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line[field.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The machine, for reports: CPU model and count, memory, kernel.
+pub(crate) fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map_or("unknown CPU", |(_, m)| m.trim())
+        .to_owned();
+    let cpus = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count();
+    let mem_gib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|k| k.parse::<f64>().ok())
+        })
+        .map_or(0.0, |k| k / 1024.0 / 1024.0);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "{model}, {cpus} CPUs, {mem_gib:.0} GiB RAM, Linux {}",
+        kernel.trim()
+    )
+}

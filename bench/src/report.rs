@@ -1,0 +1,108 @@
+//! `a2a-bench report`: the JSON lines of several runs as one Markdown table, with each
+//! server's CPU per request relative to the floor and its throughput relative to a peer.
+
+use crate::load::Outcome;
+use std::path::PathBuf;
+
+/// Options of `a2a-bench report`.
+#[derive(Clone, Debug, clap::Args)]
+pub(crate) struct ReportArgs {
+    /// The JSON-lines file the runs were appended to (`run --out`).
+    pub(crate) file: PathBuf,
+    /// The label of the reference floor (CPU ratios are relative to it).
+    #[arg(long, default_value = "bare-axum")]
+    pub(crate) floor: String,
+    /// The label of the peer to compare throughput with.
+    #[arg(long, default_value = "a2a-rs")]
+    pub(crate) peer: String,
+}
+
+fn find<'a>(all: &'a [Outcome], label: &str, o: &Outcome) -> Option<&'a Outcome> {
+    all.iter()
+        .find(|x| x.label == label && x.scenario == o.scenario && x.concurrency == o.concurrency)
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
+        _ => "-".into(),
+    }
+}
+
+fn num(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |v| format!("{v:.digits$}"))
+}
+
+/// Prints the table.
+pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
+    let text =
+        std::fs::read_to_string(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let all: Vec<Outcome> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{}: {e}", args.file.display()))?;
+    println!(
+        "| server | scenario | c | req/s | p50 ms | p99 ms | first event p50 ms | server CPU µs/req | CPU ÷ {} | req/s ÷ {} | errors | load-gen CPU % |",
+        args.floor, args.peer
+    );
+    println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for o in all.iter().filter(|o| o.subscribe.is_none()) {
+        let floor = find(&all, &args.floor, o);
+        let peer = find(&all, &args.peer, o);
+        println!(
+            "| {} | {} | {} | {:.0} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {:.0} |",
+            o.label,
+            o.scenario,
+            o.concurrency,
+            o.rps,
+            o.p50_ms,
+            o.p99_ms,
+            num(o.ttfe_p50_ms, 3),
+            num(o.server_cpu_us, 1),
+            ratio(o.server_cpu_us, floor.and_then(|f| f.server_cpu_us)),
+            ratio(Some(o.rps), peer.map(|p| p.rps)),
+            o.errors,
+            o.client_cpu_pct,
+        );
+    }
+    let fan: Vec<&Outcome> = all.iter().filter(|o| o.subscribe.is_some()).collect();
+    if !fan.is_empty() {
+        println!();
+        println!(
+            "| server | subscribers | received every event | events delivered | deliveries/s | all subscribed after s | spread p50 ms | spread p99 ms | server RSS subscribed MiB | server RSS peak MiB |"
+        );
+        println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for o in fan {
+            let f = o.subscribe.as_ref().expect("filtered");
+            println!(
+                "| {} | {} | {} | {} | {:.0} | {:.2} | {:.3} | {:.3} | {} | {} |",
+                o.label,
+                f.subscribers,
+                f.complete,
+                f.events_delivered,
+                o.rps,
+                f.all_subscribed_s,
+                f.spread_p50_ms,
+                f.spread_p99_ms,
+                num(f.rss_subscribed_mib, 0),
+                num(f.rss_peak_mib, 0),
+            );
+        }
+    }
+    let errors: Vec<&Outcome> = all.iter().filter(|o| o.first_error.is_some()).collect();
+    if !errors.is_empty() {
+        println!();
+        for o in errors {
+            println!(
+                "- {} {} c={}: first error: {}",
+                o.label,
+                o.scenario,
+                o.concurrency,
+                o.first_error.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    Ok(())
+}
