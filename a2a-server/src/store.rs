@@ -179,6 +179,23 @@ pub struct ListQuery {
     pub page_token: Option<String>,
 }
 
+impl ListPage {
+    /// A page of `tasks`; `more` says whether matches follow (then the token points after the
+    /// last task).
+    pub fn new(tasks: Vec<StoredTask>, more: bool, total_size: usize) -> Self {
+        let next_page_token = if more {
+            tasks.last().map(encode_page_token)
+        } else {
+            None
+        };
+        Self {
+            tasks,
+            next_page_token,
+            total_size,
+        }
+    }
+}
+
 impl ListQuery {
     /// Whether `t` matches every filter.
     pub fn matches(&self, t: &StoredTask) -> bool {

@@ -11,7 +11,7 @@
 
 use super::{
     ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError, StoredTask,
-    TaskStore, decode_page_token, encode_page_token,
+    TaskStore, decode_page_token,
 };
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -337,16 +337,7 @@ impl TaskStore for SledStore {
             }
             n
         };
-        let next_page_token = if more {
-            tasks.last().map(encode_page_token)
-        } else {
-            None
-        };
-        Ok(ListPage {
-            tasks,
-            next_page_token,
-            total_size,
-        })
+        Ok(ListPage::new(tasks, more, total_size))
     }
 
     async fn events(
