@@ -40,13 +40,16 @@ fn echo_task() -> (Task, Task, StreamResponse) {
 async fn create_and_complete(store: &dyn TaskStore, sync: bool) {
     let (created, done, event) = echo_task();
     store
-        .create(created, Scope::default())
+        .create(std::sync::Arc::new(created), Scope::default())
         .await
         .expect("create");
     if sync {
         store.sync().await.expect("sync");
     }
-    store.update(done, 1, event).await.expect("update");
+    store
+        .update(std::sync::Arc::new(done), 1, &event)
+        .await
+        .expect("update");
     if sync {
         store.sync().await.expect("sync");
     }

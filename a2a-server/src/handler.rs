@@ -140,19 +140,30 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
+/// Whether a stream ends at this task snapshot (see [`StreamResponse::ends_stream`]).
+fn ends_stream(task: &Task) -> bool {
+    let state = &task.status.state;
+    state.is_terminal() || state.is_interrupted()
+}
+
+/// A copy of a shared task with at most `history_length` messages of history.
+fn with_history(task: Arc<Task>, history_length: Option<i32>) -> Task {
+    let mut task = Arc::unwrap_or_clone(task);
+    task.truncate_history(history_length);
+    task
+}
+
 /// Waits until the cell's task ends or pauses (or, with `immediately`, until it exists).
 async fn wait(cell: &TaskCell, rx: &mut broadcast::Receiver<Update>, immediately: bool) {
     loop {
         match rx.recv().await {
-            Ok(Update::Event(e)) if immediately || e.event.ends_stream() => return,
+            Ok(Update::Event(e)) if immediately || e.ends_stream() => return,
             Ok(Update::Event(_)) => {}
             Ok(Update::Done) | Err(RecvError::Closed) => return,
             Err(RecvError::Lagged(_)) => {
-                if cell
-                    .snapshot()
-                    .await
-                    .is_some_and(|t| StreamResponse::Task(t.task).ends_stream())
-                {
+                // Events were missed: the task exists (all `immediately` waits for); otherwise
+                // its current state says whether it ended meanwhile.
+                if immediately || cell.snapshot().await.is_some_and(|t| ends_stream(&t.task)) {
                     return;
                 }
             }
@@ -299,7 +310,12 @@ impl RequestHandler {
                         "continuation lost its task",
                     ));
                 };
-                let mut rcx = context(task_id, context_id, message, Some(stored.task.clone()));
+                let mut rcx = context(
+                    task_id,
+                    context_id,
+                    message,
+                    Some(Task::clone(&stored.task)),
+                );
                 rcx.cancel = cell.cancel.clone();
                 self.rt.spawn_execution(cell.clone(), rcx);
                 Ok(Started::Fresh {
@@ -382,9 +398,11 @@ impl RequestHandler {
                     .live_cell(&claim.task_id)
                     .filter(|c| c.scope == cx.scope)
                 else {
-                    let mut task = self.load(cx, &claim.task_id).await?.task;
-                    task.truncate_history(history_length);
-                    return Ok(SendMessageResponse::Task(task));
+                    let task = self.load(cx, &claim.task_id).await?.task;
+                    return Ok(SendMessageResponse::Task(with_history(
+                        task,
+                        history_length,
+                    )));
                 };
                 let (snapshot, rx) = cell.subscribe().await;
                 (cell, rx, snapshot)
@@ -399,13 +417,15 @@ impl RequestHandler {
         if let Some(m) = cell.reply().await {
             return Ok(SendMessageResponse::Message(m));
         }
-        let mut task = cell
+        let task = cell
             .snapshot()
             .await
             .ok_or_else(|| Error::new(ErrorKind::Internal, "the task was not created"))?
             .task;
-        task.truncate_history(history_length);
-        Ok(SendMessageResponse::Task(task))
+        Ok(SendMessageResponse::Task(with_history(
+            task,
+            history_length,
+        )))
     }
 
     /// `SendStreamingMessage`: the task (or a single message) first, then its events. A
@@ -420,7 +440,7 @@ impl RequestHandler {
             Started::Fresh { cell, rx, first } => {
                 let first = first.map(|t| StreamEvent {
                     seq: t.version,
-                    event: StreamResponse::Task(t.task),
+                    event: StreamResponse::Task(Arc::unwrap_or_clone(t.task)),
                 });
                 let cursor = first.as_ref().map_or(0, |f| f.seq);
                 Ok(follow::follow(self.rt.clone(), cell, first, cursor, rx))
@@ -460,9 +480,8 @@ impl RequestHandler {
     /// `GetTask`.
     pub async fn get_task(&self, cx: &CallContext, req: GetTaskRequest) -> Result<Task, Error> {
         req.validate()?;
-        let mut task = self.load(cx, &req.id).await?.task;
-        task.truncate_history(req.history_length);
-        Ok(task)
+        let task = self.load(cx, &req.id).await?.task;
+        Ok(with_history(task, req.history_length))
     }
 
     /// `ListTasks`: newest status first, cursor paging.
@@ -486,8 +505,7 @@ impl RequestHandler {
             .tasks
             .into_iter()
             .map(|t| {
-                let mut task = t.task;
-                task.truncate_history(req.history_length);
+                let mut task = with_history(t.task, req.history_length);
                 if !include_artifacts {
                     task.artifacts.clear();
                 }
@@ -527,7 +545,7 @@ impl RequestHandler {
             .find(|m| m.role == a2a_core::Role::User)
             .cloned()
             .unwrap_or_else(|| Message::user_text(""));
-        let task = stored.task.clone();
+        let task = Task::clone(&stored.task);
         let cell = self.rt.cell_for(stored);
         let rcx = RequestContext {
             task_id: task.id.clone(),
@@ -539,7 +557,7 @@ impl RequestHandler {
             scope: cx.scope.clone(),
             cancel: cell.cancel.clone(),
         };
-        Ok(self.rt.cancel(cell, rcx).await?.task)
+        Ok(Arc::unwrap_or_clone(self.rt.cancel(cell, rcx).await?.task))
     }
 
     /// `SubscribeToTask`: the current task first, then its events. With
@@ -572,7 +590,7 @@ impl RequestHandler {
         let snapshot = snapshot.ok_or_else(|| Error::task_not_found(req.id.as_str()))?;
         let first = StreamEvent {
             seq: snapshot.version,
-            event: StreamResponse::Task(snapshot.task),
+            event: StreamResponse::Task(Arc::unwrap_or_clone(snapshot.task)),
         };
         let cursor = first.seq;
         Ok(follow::follow(

@@ -11,6 +11,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// mimalloc: the allocator is a large share of a request's CPU (a task is a few dozen small
+/// allocations); mimalloc's thread-local free lists make them several times cheaper than glibc's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// An A2A agent server running the demo agent.
 #[derive(Debug, Parser)]
 #[command(version, about)]

@@ -18,14 +18,51 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-/// How many events a subscriber may fall behind before it is resynchronized with a snapshot.
-const BROADCAST_CAPACITY: usize = 256;
+/// How many live events a subscriber may fall behind before it catches up from the durable log
+/// instead. Small: every task being worked on allocates its channel.
+const BROADCAST_CAPACITY: usize = 32;
 
 /// One event of a task with its sequence number (the task's version after the write).
 #[derive(Debug)]
 pub(crate) struct SeqEvent {
     pub(crate) seq: u64,
-    pub(crate) event: StreamResponse,
+    event: Published,
+}
+
+/// A broadcast event. The creation snapshot shares the stored task: a subscriber that only
+/// waits for the end (a blocking `SendMessage`) never copies it.
+#[derive(Debug)]
+enum Published {
+    Created(Arc<Task>),
+    Event(StreamResponse),
+}
+
+impl SeqEvent {
+    /// The state the event announces, if any.
+    fn state(&self) -> Option<&TaskState> {
+        match &self.event {
+            Published::Created(task) => Some(&task.status.state),
+            Published::Event(e) => e.state(),
+        }
+    }
+
+    /// Whether a stream ends after this event (see [`StreamResponse::ends_stream`]).
+    pub(crate) fn ends_stream(&self) -> bool {
+        match &self.event {
+            Published::Created(_) => self
+                .state()
+                .is_some_and(|s| s.is_terminal() || s.is_interrupted()),
+            Published::Event(e) => e.ends_stream(),
+        }
+    }
+
+    /// The event as sent to clients.
+    pub(crate) fn to_response(&self) -> StreamResponse {
+        match &self.event {
+            Published::Created(task) => StreamResponse::Task(Task::clone(task)),
+            Published::Event(e) => e.clone(),
+        }
+    }
 }
 
 /// What subscribers of a cell receive.
@@ -242,7 +279,7 @@ impl TaskCell {
                 let rx = subscribe.then(|| self.tx.subscribe());
                 let _ = self.tx.send(Update::Event(Arc::new(SeqEvent {
                     seq: 0,
-                    event: StreamResponse::Message(m),
+                    event: Published::Event(StreamResponse::Message(m)),
                 })));
                 return Ok(Applied { stored: None, rx });
             }
@@ -261,18 +298,18 @@ impl TaskCell {
                 if !matches!(&change, Change::Status(s) if s.state == TaskState::Submitted) {
                     self.apply_to(&mut task, change)?;
                 }
-                let stored = rt.store.create(task, self.scope.clone()).await?;
-                let event = StreamResponse::Task(stored.task.clone());
+                let stored = rt.store.create(Arc::new(task), self.scope.clone()).await?;
+                let event = Published::Created(stored.task.clone());
                 (stored, event)
             }
             (Some(current), change) => {
-                let mut task = current.task.clone();
+                let mut task = Task::clone(&current.task);
                 let event = self.apply_to(&mut task, change)?;
                 let stored = rt
                     .store
-                    .update(task, current.version, event.clone())
+                    .update(Arc::new(task), current.version, &event)
                     .await?;
-                (stored, event)
+                (stored, Published::Event(event))
             }
         };
         rt.store.sync().await?;

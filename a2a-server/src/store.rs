@@ -11,7 +11,8 @@
 //! `1, 2, 3, …` and a stream can be resumed after any sequence number
 //! ([`TaskStore::events`]).
 //!
-//! The traits use only owned values of the wire model, so that a networked backend shared by
+//! The traits use only values of the wire model (tasks shared behind an [`Arc`]: a stored
+//! snapshot is never changed, a write stores a new one), so that a networked backend shared by
 //! several server replicas can implement them.
 
 use a2a_core::{
@@ -20,13 +21,14 @@ use a2a_core::{
 };
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 mod memory;
 #[cfg(feature = "sled")]
 mod sled;
 
 #[cfg(feature = "sled")]
-pub use self::sled::{DEFAULT_CACHE_BYTES, SledStore};
+pub use self::sled::{DEFAULT_CACHE_BYTES, RECENT_CACHE_BYTES, SledStore};
 pub use memory::MemoryStore;
 
 /// A boxed error from a storage backend.
@@ -47,8 +49,9 @@ pub struct Scope {
 /// A task as stored: the task, its write version, and its scope.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StoredTask {
-    /// The task.
-    pub task: Task,
+    /// The task: an immutable snapshot, shared by the store, the running task and readers
+    /// (copy it with `Task::clone(&stored.task)` to change it).
+    pub task: Arc<Task>,
     /// Starts at 1 and increases by one with every write.
     pub version: u64,
     /// Who may see it.
@@ -233,15 +236,15 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError>;
 
     /// Stores a new task at version 1, and starts its log with the task snapshot (seq 1).
-    async fn create(&self, task: Task, scope: Scope) -> Result<StoredTask, StoreError>;
+    async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError>;
 
     /// Replaces the task if its stored version is `expected_version`, and appends `event` to
     /// its log at seq `expected_version + 1`, atomically. Returns the new record.
     async fn update(
         &self,
-        task: Task,
+        task: Arc<Task>,
         expected_version: u64,
-        event: StreamResponse,
+        event: &StreamResponse,
     ) -> Result<StoredTask, StoreError>;
 
     /// Up to `limit` events of the task's log with `seq > after`, in order.
@@ -359,28 +362,33 @@ pub(crate) mod tests {
 
     pub(crate) async fn create_get_update(store: &dyn TaskStore) {
         let t = task_at("t1", "c1", TaskState::Submitted, 1000);
-        let created = store.create(t.clone(), Scope::default()).await.unwrap();
+        let created = store
+            .create(Arc::new(t.clone()), Scope::default())
+            .await
+            .unwrap();
         assert_eq!(created.version, 1);
         assert!(matches!(
-            store.create(t.clone(), Scope::default()).await,
+            store.create(Arc::new(t.clone()), Scope::default()).await,
             Err(StoreError::AlreadyExists(_))
         ));
         let mut next = t.clone();
         next.status.state = TaskState::Working;
         let updated = store
-            .update(next.clone(), 1, status_event(&next))
+            .update(Arc::new(next.clone()), 1, &status_event(&next))
             .await
             .unwrap();
         assert_eq!(updated.version, 2);
         assert!(matches!(
-            store.update(next.clone(), 1, status_event(&next)).await,
+            store
+                .update(Arc::new(next.clone()), 1, &status_event(&next))
+                .await,
             Err(StoreError::VersionConflict {
                 expected: 1,
                 found: 2
             })
         ));
         let got = store.get(&TaskId::from("t1")).await.unwrap().unwrap();
-        assert_eq!(got.task, next);
+        assert_eq!(*got.task, next);
         assert_eq!(got.version, 2);
         // The log: the creation snapshot at 1, the update at 2; the failed write logged nothing.
         let log = store.events(&TaskId::from("t1"), 0, 100).await.unwrap();
@@ -405,17 +413,25 @@ pub(crate) mod tests {
         assert!(store.get(&TaskId::from("nope")).await.unwrap().is_none());
         let ghost = task_at("nope", "c", TaskState::Working, 1);
         assert!(matches!(
-            store.update(ghost.clone(), 1, status_event(&ghost)).await,
+            store
+                .update(Arc::new(ghost.clone()), 1, &status_event(&ghost))
+                .await,
             Err(StoreError::NotFound(_))
         ));
     }
 
     pub(crate) async fn log_pages_retention_and_claims(store: &dyn TaskStore) {
         let mut t = task_at("long", "c", TaskState::Working, 10);
-        store.create(t.clone(), Scope::default()).await.unwrap();
+        store
+            .create(Arc::new(t.clone()), Scope::default())
+            .await
+            .unwrap();
         for v in 1..600u64 {
             t.status.timestamp = Timestamp::from_unix_millis(10 + v as i64);
-            store.update(t.clone(), v, status_event(&t)).await.unwrap();
+            store
+                .update(Arc::new(t.clone()), v, &status_event(&t))
+                .await
+                .unwrap();
         }
         let mut seen = 0;
         loop {
@@ -440,13 +456,16 @@ pub(crate) mod tests {
         .enumerate()
         {
             store
-                .create(task_at(&format!("old{i}"), "c", state, 5), Scope::default())
+                .create(
+                    Arc::new(task_at(&format!("old{i}"), "c", state, 5)),
+                    Scope::default(),
+                )
                 .await
                 .unwrap();
         }
         store
             .create(
-                task_at("new", "c", TaskState::Completed, 10_000),
+                Arc::new(task_at("new", "c", TaskState::Completed, 10_000)),
                 Scope::default(),
             )
             .await
@@ -532,7 +551,7 @@ pub(crate) mod tests {
             };
             store
                 .create(
-                    task_at(&format!("t{i:02}"), ctx, state, 1000 + i),
+                    Arc::new(task_at(&format!("t{i:02}"), ctx, state, 1000 + i)),
                     Scope::default(),
                 )
                 .await
@@ -544,7 +563,10 @@ pub(crate) mod tests {
             owner: None,
         };
         store
-            .create(task_at("hidden", "even", TaskState::Working, 5000), other)
+            .create(
+                Arc::new(task_at("hidden", "even", TaskState::Working, 5000)),
+                other,
+            )
             .await
             .unwrap();
 

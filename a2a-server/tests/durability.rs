@@ -460,10 +460,10 @@ async fn the_same_message_id_sent_concurrently_from_two_connections_makes_one_ta
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 
-fn stored_task(id: &str, state: TaskState, millis: i64) -> Task {
+fn stored_task(id: &str, state: TaskState, millis: i64) -> Arc<Task> {
     let mut status = TaskStatus::new(state);
     status.timestamp = Timestamp::from_unix_millis(millis);
-    Task::new(id, "ctx", status)
+    Arc::new(Task::new(id, "ctx", status))
 }
 
 #[tokio::test]

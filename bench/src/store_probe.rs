@@ -115,11 +115,11 @@ async fn fill(
             while i < to {
                 let (created, done, event) = echo_task(i);
                 store
-                    .create(created, Scope::default())
+                    .create(std::sync::Arc::new(created), Scope::default())
                     .await
                     .map_err(|e| e.to_string())?;
                 store
-                    .update(done, 1, event)
+                    .update(std::sync::Arc::new(done), 1, &event)
                     .await
                     .map_err(|e| e.to_string())?;
                 n += 1;

@@ -87,8 +87,8 @@ pub(super) fn follow(
                     if e.seq != 0 {
                         last = e.seq;
                     }
-                    let ends = e.event.ends_stream();
-                    yield StreamEvent { seq: e.seq, event: e.event.clone() };
+                    let ends = e.ends_stream();
+                    yield StreamEvent { seq: e.seq, event: e.to_response() };
                     if ends {
                         return;
                     }

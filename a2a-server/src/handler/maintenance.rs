@@ -2,7 +2,7 @@
 
 use super::RequestHandler;
 use crate::agent::{RequestContext, ServiceParams};
-use a2a_core::{Error, Message};
+use a2a_core::{Error, Message, Task};
 
 impl RequestHandler {
     /// Start-up recovery: every task left SUBMITTED or WORKING by a previous process is handed
@@ -20,7 +20,7 @@ impl RequestHandler {
             if self.rt.live_cell(&stored.task.id).is_some() {
                 continue; // started in this process
             }
-            let task = stored.task.clone();
+            let task = Task::clone(&stored.task);
             let message = task
                 .history
                 .iter()

@@ -87,7 +87,7 @@ pub(crate) async fn serve(
     let mut response = if let Some(method) = Method::from_name(&req.method) {
         dispatch_v1(&state, handler, cx, method, &req).await
     } else if let Some(method) = Method::from_v03_name(&req.method) {
-        dispatch_v03(&state, handler, cx, method, &req).await
+        Box::pin(dispatch_v03(&state, handler, cx, method, &req)).await
     } else {
         error_response(
             id,
@@ -128,11 +128,13 @@ async fn dispatch_v1(
 ) -> Response {
     let id = req.id.clone();
     let cx = cx.with_tenant(tenant_of(req));
-    // A unary operation: decode and validate the params, call the handler, answer.
+    // A unary operation: decode and validate the params, call the handler, answer. Each
+    // operation's future is boxed: inline, the union of every operation's state would make
+    // this handler's future several kilobytes, which axum boxes and copies per request.
     macro_rules! call {
         ($operation:ident) => {
             match params(req) {
-                Ok(p) => unary(id, h.$operation(&cx, p).await),
+                Ok(p) => unary(id, Box::pin(h.$operation(&cx, p)).await),
                 Err(e) => error_response(id, e),
             }
         };
@@ -141,14 +143,14 @@ async fn dispatch_v1(
         Method::SendMessage => call!(send_message),
         Method::SendStreamingMessage => {
             let stream = match params::<SendMessageRequest>(req) {
-                Ok(p) => h.send_streaming_message(&cx, p).await,
+                Ok(p) => Box::pin(h.send_streaming_message(&cx, p)).await,
                 Err(e) => Err(e),
             };
             stream_v1(state, id, stream)
         }
         Method::SubscribeToTask => {
             let stream = match params(req) {
-                Ok(p) => h.subscribe_to_task(&cx, p).await,
+                Ok(p) => Box::pin(h.subscribe_to_task(&cx, p)).await,
                 Err(e) => Err(e),
             };
             stream_v1(state, id, stream)

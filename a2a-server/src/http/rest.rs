@@ -283,35 +283,36 @@ async fn dispatch(
     bytes: &[u8],
 ) -> Response {
     let h = &state.handler;
+    // Each operation's future is boxed, so this future stays small (see the JSON-RPC binding).
     let get = *method == HttpMethod::GET;
     let post = *method == HttpMethod::POST;
     match route {
         Route::Send if post => match body_as::<SendMessageRequest>(bytes, &fields(tenant, &[])) {
-            Ok(p) => reply(h.send_message(cx, p).await),
+            Ok(p) => reply(Box::pin(h.send_message(cx, p)).await),
             Err(e) => status_response(&e),
         },
         Route::Stream if post => match body_as::<SendMessageRequest>(bytes, &fields(tenant, &[])) {
-            Ok(p) => stream(state, h.send_streaming_message(cx, p).await),
+            Ok(p) => stream(state, Box::pin(h.send_streaming_message(cx, p)).await),
             Err(e) => status_response(&e),
         },
         Route::Send | Route::Stream => method_not_allowed("POST"),
         Route::ListTasks if get => {
             match query_as::<ListTasksRequest>(query, &fields(tenant, &[])) {
-                Ok(p) => reply(h.list_tasks(cx, p).await),
+                Ok(p) => reply(Box::pin(h.list_tasks(cx, p)).await),
                 Err(e) => status_response(&e),
             }
         }
         Route::ListTasks => method_not_allowed("GET"),
         Route::GetTask(id) if get => {
             match query_as::<GetTaskRequest>(query, &fields(tenant, &[("id", &id)])) {
-                Ok(p) => reply(h.get_task(cx, p).await),
+                Ok(p) => reply(Box::pin(h.get_task(cx, p)).await),
                 Err(e) => status_response(&e),
             }
         }
         Route::GetTask(_) => method_not_allowed("GET"),
         Route::Cancel(id) if post => {
             match body_as::<CancelTaskRequest>(bytes, &fields(tenant, &[("id", &id)])) {
-                Ok(p) => reply(h.cancel_task(cx, p).await),
+                Ok(p) => reply(Box::pin(h.cancel_task(cx, p)).await),
                 Err(e) => status_response(&e),
             }
         }
@@ -319,7 +320,7 @@ async fn dispatch(
         Route::Subscribe(id) if get || post => {
             let mut p = SubscribeToTaskRequest::new(TaskId::new(id));
             p.tenant = tenant.map(str::to_owned);
-            stream(state, h.subscribe_to_task(cx, p).await)
+            stream(state, Box::pin(h.subscribe_to_task(cx, p)).await)
         }
         Route::Subscribe(_) => method_not_allowed("GET, POST"),
         Route::PushConfigs(task) if post => {
@@ -327,7 +328,7 @@ async fn dispatch(
                 bytes,
                 &fields(tenant, &[("taskId", &task)]),
             ) {
-                Ok(p) => reply(h.create_push_config(cx, p).await),
+                Ok(p) => reply(Box::pin(h.create_push_config(cx, p)).await),
                 Err(e) => status_response(&e),
             }
         }
@@ -336,7 +337,7 @@ async fn dispatch(
                 query,
                 &fields(tenant, &[("taskId", &task)]),
             ) {
-                Ok(p) => reply(h.list_push_configs(cx, p).await),
+                Ok(p) => reply(Box::pin(h.list_push_configs(cx, p)).await),
                 Err(e) => status_response(&e),
             }
         }
@@ -346,7 +347,7 @@ async fn dispatch(
                 query,
                 &fields(tenant, &[("taskId", &task), ("id", &id)]),
             ) {
-                Ok(p) => reply(h.get_push_config(cx, p).await),
+                Ok(p) => reply(Box::pin(h.get_push_config(cx, p)).await),
                 Err(e) => status_response(&e),
             }
         }
@@ -355,14 +356,14 @@ async fn dispatch(
                 query,
                 &fields(tenant, &[("taskId", &task), ("id", &id)]),
             ) {
-                Ok(p) => reply(h.delete_push_config(cx, p).await),
+                Ok(p) => reply(Box::pin(h.delete_push_config(cx, p)).await),
                 Err(e) => status_response(&e),
             }
         }
         Route::PushConfig(..) => method_not_allowed("GET, DELETE"),
         Route::ExtendedCard if get => {
             match query_as::<GetExtendedAgentCardRequest>(query, &fields(tenant, &[])) {
-                Ok(p) => reply(h.get_extended_agent_card(cx, p).await),
+                Ok(p) => reply(Box::pin(h.get_extended_agent_card(cx, p)).await),
                 Err(e) => status_response(&e),
             }
         }

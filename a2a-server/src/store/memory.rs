@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 /// Keeps tasks in a hash map plus an ordered index for listing.
 #[derive(Debug, Default)]
@@ -17,13 +17,36 @@ pub struct MemoryStore {
     inner: RwLock<Inner>,
 }
 
+/// A task and its log. Boxed in the map: a store holds many tasks, and growing a table of
+/// large inline values copies (and page-faults in) all of them.
+#[derive(Debug)]
+struct Entry {
+    stored: StoredTask,
+    /// The task's log; entry `i` has seq `i + 1`.
+    log: Vec<Logged>,
+}
+
+/// A log entry. The creation snapshot shares the created task rather than copying it.
+#[derive(Debug)]
+enum Logged {
+    Created(Arc<Task>),
+    Event(StreamResponse),
+}
+
+impl Logged {
+    fn to_event(&self) -> StreamResponse {
+        match self {
+            Self::Created(task) => StreamResponse::Task(Task::clone(task)),
+            Self::Event(event) => event.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Inner {
-    tasks: HashMap<TaskId, StoredTask>,
+    tasks: HashMap<TaskId, Box<Entry>>,
     index: BTreeSet<(Reverse<i64>, String)>,
-    /// Each task's log; entry `i` has seq `i + 1`.
-    logs: HashMap<TaskId, Vec<StreamResponse>>,
-    claims: HashMap<String, MessageClaim>,
+    claims: HashMap<String, Box<MessageClaim>>,
     pushes: HashMap<TaskId, Vec<PushRecord>>,
     /// How many tasks each scope has (the `totalSize` of an unfiltered listing).
     counts: HashMap<Scope, usize>,
@@ -45,13 +68,13 @@ impl TaskStore for MemoryStore {
             .expect("store lock")
             .tasks
             .get(id)
-            .cloned())
+            .map(|e| e.stored.clone()))
     }
 
-    async fn create(&self, task: Task, scope: Scope) -> Result<StoredTask, StoreError> {
+    async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
         let mut inner = self.inner.write().expect("store lock");
         if inner.tasks.contains_key(&task.id) {
-            return Err(StoreError::AlreadyExists(task.id));
+            return Err(StoreError::AlreadyExists(task.id.clone()));
         }
         let stored = StoredTask {
             task,
@@ -60,25 +83,26 @@ impl TaskStore for MemoryStore {
         };
         inner.index.insert(order_key(&stored));
         *inner.counts.entry(stored.scope.clone()).or_default() += 1;
-        inner.logs.insert(
-            stored.task.id.clone(),
-            vec![StreamResponse::Task(stored.task.clone())],
-        );
-        inner.tasks.insert(stored.task.id.clone(), stored.clone());
+        let entry = Box::new(Entry {
+            log: vec![Logged::Created(stored.task.clone())],
+            stored: stored.clone(),
+        });
+        inner.tasks.insert(stored.task.id.clone(), entry);
         Ok(stored)
     }
 
     async fn update(
         &self,
-        task: Task,
+        task: Arc<Task>,
         expected_version: u64,
-        event: StreamResponse,
+        event: &StreamResponse,
     ) -> Result<StoredTask, StoreError> {
         let mut guard = self.inner.write().expect("store lock");
         let inner = &mut *guard;
-        let Some(current) = inner.tasks.get_mut(&task.id) else {
-            return Err(StoreError::NotFound(task.id));
+        let Some(entry) = inner.tasks.get_mut(&task.id) else {
+            return Err(StoreError::NotFound(task.id.clone()));
         };
+        let current = &mut entry.stored;
         if current.version != expected_version {
             return Err(StoreError::VersionConflict {
                 expected: expected_version,
@@ -90,15 +114,11 @@ impl TaskStore for MemoryStore {
         current.version += 1;
         let new_key = order_key(current);
         let stored = current.clone();
+        entry.log.push(Logged::Event(event.clone()));
         if old_key != new_key {
             inner.index.remove(&old_key);
             inner.index.insert(new_key);
         }
-        inner
-            .logs
-            .entry(stored.task.id.clone())
-            .or_default()
-            .push(event);
         Ok(stored)
     }
 
@@ -109,7 +129,11 @@ impl TaskStore for MemoryStore {
         };
         let inner = self.inner.read().expect("store lock");
         let matching = |key: &(Reverse<i64>, String)| {
-            inner.tasks.get(key.1.as_str()).filter(|t| query.matches(t))
+            inner
+                .tasks
+                .get(key.1.as_str())
+                .map(|e| &e.stored)
+                .filter(|t| query.matches(t))
         };
         let scope_only = query.context_id.is_none()
             && query.status.is_none()
@@ -142,7 +166,7 @@ impl TaskStore for MemoryStore {
         limit: usize,
     ) -> Result<Vec<LoggedEvent>, StoreError> {
         let inner = self.inner.read().expect("store lock");
-        let Some(log) = inner.logs.get(id) else {
+        let Some(log) = inner.tasks.get(id).map(|e| &e.log) else {
             return Ok(Vec::new());
         };
         let start = usize::try_from(after).unwrap_or(usize::MAX).min(log.len());
@@ -152,16 +176,15 @@ impl TaskStore for MemoryStore {
             .zip(after + 1..)
             .map(|(event, seq)| LoggedEvent {
                 seq,
-                event: event.clone(),
+                event: event.to_event(),
             })
             .collect())
     }
 
     async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
         let mut inner = self.inner.write().expect("store lock");
-        inner.logs.remove(id);
         inner.pushes.remove(id);
-        match inner.tasks.remove(id) {
+        match inner.tasks.remove(id).map(|e| e.stored) {
             Some(t) => {
                 inner.index.remove(&order_key(&t));
                 if let Some(n) = inner.counts.get_mut(&t.scope) {
@@ -186,6 +209,7 @@ impl TaskStore for MemoryStore {
             .rev()
             .take_while(|(Reverse(ms), _)| *ms < before)
             .filter_map(|(_, id)| inner.tasks.get(id.as_str()))
+            .map(|e| &e.stored)
             .filter(|t| t.task.status.state.is_terminal())
             .take(limit)
             .map(|t| t.task.id.clone())
@@ -199,9 +223,9 @@ impl TaskStore for MemoryStore {
     ) -> Result<Option<MessageClaim>, StoreError> {
         let mut inner = self.inner.write().expect("store lock");
         match inner.claims.get(key) {
-            Some(existing) => Ok(Some(existing.clone())),
+            Some(existing) => Ok(Some(MessageClaim::clone(existing))),
             None => {
-                inner.claims.insert(key.to_owned(), claim);
+                inner.claims.insert(key.to_owned(), Box::new(claim));
                 Ok(None)
             }
         }
@@ -212,7 +236,7 @@ impl TaskStore for MemoryStore {
             .write()
             .expect("store lock")
             .claims
-            .insert(key.to_owned(), claim);
+            .insert(key.to_owned(), Box::new(claim));
         Ok(())
     }
 
@@ -269,6 +293,7 @@ impl TaskStore for MemoryStore {
         Ok(inner
             .tasks
             .values()
+            .map(|e| &e.stored)
             .filter(|t| states.contains(&t.task.status.state))
             .cloned()
             .collect())

@@ -8,6 +8,11 @@
 //! `message_claims` maps a deduplication key to its claim. Each write updates the task, the
 //! index and the log (see `SledStore::write` for how that is atomic without a sled
 //! transaction), and [`TaskStore::sync`] flushes to disk.
+//!
+//! Recently written and read task records are also kept decoded (up to
+//! [`RECENT_CACHE_BYTES`] of record size): reading one, or writing its next version, then
+//! neither reads nor decodes its JSON record. Every write goes through the store, so the
+//! cached record is always the committed one.
 
 use super::{
     ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError, StoredTask,
@@ -15,7 +20,7 @@ use super::{
 };
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,6 +40,57 @@ pub struct SledStore {
     /// instead of decoding every task. Counted from the `tasks` tree when the store opens, then
     /// kept up to date by `create` and `delete`.
     counts: Arc<Mutex<HashMap<Scope, u64>>>,
+    /// Recently used task records, decoded.
+    recent: Arc<Mutex<Recent>>,
+}
+
+/// How many bytes of task records (their JSON size) the decoded-record cache holds.
+pub const RECENT_CACHE_BYTES: usize = 16 * 1024 * 1024;
+
+/// A committed task record: decoded, and as stored (the expected value of the next write's
+/// compare-and-swap).
+#[derive(Clone, Debug)]
+struct Record {
+    stored: StoredTask,
+    raw: sled::IVec,
+}
+
+/// The decoded-record cache: first in, first out, bounded by the records' encoded size.
+#[derive(Debug, Default)]
+struct Recent {
+    records: HashMap<TaskId, Record>,
+    order: VecDeque<TaskId>,
+    bytes: usize,
+}
+
+impl Recent {
+    fn get(&self, id: &TaskId) -> Option<Record> {
+        self.records.get(id).cloned()
+    }
+
+    fn put(&mut self, record: Record) {
+        let id = record.stored.task.id.clone();
+        self.bytes += record.raw.len();
+        match self.records.insert(id.clone(), record) {
+            Some(old) => self.bytes -= old.raw.len(),
+            None => self.order.push_back(id),
+        }
+        while self.bytes > RECENT_CACHE_BYTES {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(old) = self.records.remove(&oldest) {
+                self.bytes -= old.raw.len();
+            }
+        }
+    }
+
+    fn remove(&mut self, id: &TaskId) {
+        if let Some(old) = self.records.remove(id) {
+            self.bytes -= old.raw.len();
+            self.order.retain(|o| o != id);
+        }
+    }
 }
 
 /// Group commit: one flush at a time, shared by every caller whose writes it covers.
@@ -139,6 +195,7 @@ impl SledStore {
             pushes: db.open_tree("push_configs").map_err(backend)?,
             commit: Arc::default(),
             counts: Arc::new(Mutex::new(counts)),
+            recent: Arc::default(),
             db,
         })
     }
@@ -167,45 +224,69 @@ impl SledStore {
     /// compare-and-swap turns a second writer into a [`StoreError::VersionConflict`].
     fn write(
         &self,
-        stored: &StoredTask,
-        previous: Option<(&StoredTask, sled::IVec)>,
-        event: &StreamResponse,
-    ) -> Result<(), StoreError> {
+        stored: StoredTask,
+        previous: Option<Record>,
+        event: Vec<u8>,
+    ) -> Result<StoredTask, StoreError> {
         let id = stored.task.id.as_str();
-        let value = encode(stored)?;
+        let value = sled::IVec::from(encode(&stored)?);
         let new_key = index_key(stored.sort_millis(), id);
         self.events
-            .insert(
-                log_key(id, stored.version),
-                serde_json::to_vec(event).map_err(backend)?,
-            )
+            .insert(log_key(id, stored.version), event)
             .map_err(backend)?;
         self.index
             .insert(new_key.as_slice(), &[] as &[u8])
             .map_err(backend)?;
-        let expected = previous.as_ref().map(|(_, bytes)| bytes.clone());
+        let expected = previous.as_ref().map(|p| p.raw.clone());
         let swapped = self
             .tasks
-            .compare_and_swap(id.as_bytes(), expected, Some(value))
+            .compare_and_swap(id.as_bytes(), expected, Some(value.clone()))
             .map_err(backend)?;
         if let Err(e) = swapped {
+            self.recent
+                .lock()
+                .expect("cache lock")
+                .remove(&stored.task.id);
             return Err(match (e.current, previous) {
                 (Some(_), None) => StoreError::AlreadyExists(stored.task.id.clone()),
                 (None, _) => StoreError::NotFound(stored.task.id.clone()),
-                (Some(bytes), Some((p, _))) => StoreError::VersionConflict {
-                    expected: p.version,
+                (Some(bytes), Some(p)) => StoreError::VersionConflict {
+                    expected: p.stored.version,
                     found: decode(&bytes)?.version,
                 },
             });
         }
         self.wrote();
-        if let Some((p, _)) = previous {
-            let old_key = index_key(p.sort_millis(), id);
+        self.recent.lock().expect("cache lock").put(Record {
+            stored: stored.clone(),
+            raw: value,
+        });
+        if let Some(p) = previous {
+            let old_key = index_key(p.stored.sort_millis(), id);
             if old_key != new_key {
                 self.index.remove(old_key).map_err(backend)?;
             }
         }
-        Ok(())
+        Ok(stored)
+    }
+
+    /// The committed record of a task: from the cache, or read, decoded and cached. The read
+    /// happens under the cache's lock, so a record read before a write can never be cached
+    /// after that write's.
+    fn load(&self, id: &TaskId) -> Result<Option<Record>, StoreError> {
+        let mut recent = self.recent.lock().expect("cache lock");
+        if let Some(hit) = recent.get(id) {
+            return Ok(Some(hit));
+        }
+        let Some(raw) = self.tasks.get(id.as_str().as_bytes()).map_err(backend)? else {
+            return Ok(None);
+        };
+        let record = Record {
+            stored: decode(&raw)?,
+            raw,
+        };
+        recent.put(record.clone());
+        Ok(Some(record))
     }
 
     /// The key and record of a task's webhook registration.
@@ -235,10 +316,10 @@ impl SledStore {
         let (Some(id), Some(inverted)) = (key.get(8..), key.get(..8)) else {
             return Ok(None);
         };
-        let Some(bytes) = self.tasks.get(id).map_err(backend)? else {
+        let id = std::str::from_utf8(id).map_err(backend_msg)?;
+        let Some(t) = self.load(&TaskId::from(id))?.map(|r| r.stored) else {
             return Ok(None);
         };
-        let t = decode(&bytes)?;
         let inverted: [u8; 8] = inverted.try_into().map_err(backend_msg)?;
         Ok((index_key(t.sort_millis(), t.task.id.as_str())[..8] == inverted).then_some(t))
     }
@@ -247,14 +328,10 @@ impl SledStore {
 #[async_trait]
 impl TaskStore for SledStore {
     async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-        self.tasks
-            .get(id.as_str().as_bytes())
-            .map_err(backend)?
-            .map(|b| decode(&b))
-            .transpose()
+        Ok(self.load(id)?.map(|r| r.stored))
     }
 
-    async fn create(&self, task: Task, scope: Scope) -> Result<StoredTask, StoreError> {
+    async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
         let stored = StoredTask {
             task,
             version: 1,
@@ -265,40 +342,41 @@ impl TaskStore for SledStore {
             .contains_key(stored.task.id.as_str().as_bytes())
             .map_err(backend)?
         {
-            return Err(StoreError::AlreadyExists(stored.task.id));
+            return Err(StoreError::AlreadyExists(stored.task.id.clone()));
         }
-        self.write(&stored, None, &StreamResponse::Task(stored.task.clone()))?;
+        // The creation event `{"task": …}`, serialized from the shared task without a copy.
+        #[derive(serde::Serialize)]
+        struct Created<'a> {
+            task: &'a Task,
+        }
+        let event = serde_json::to_vec(&Created { task: &stored.task }).map_err(backend)?;
+        let stored = self.write(stored, None, event)?;
         self.count(&stored.scope, 1);
         Ok(stored)
     }
 
     async fn update(
         &self,
-        task: Task,
+        task: Arc<Task>,
         expected_version: u64,
-        event: StreamResponse,
+        event: &StreamResponse,
     ) -> Result<StoredTask, StoreError> {
-        let Some(bytes) = self
-            .tasks
-            .get(task.id.as_str().as_bytes())
-            .map_err(backend)?
-        else {
-            return Err(StoreError::NotFound(task.id));
+        let Some(previous) = self.load(&task.id)? else {
+            return Err(StoreError::NotFound(task.id.clone()));
         };
-        let previous = decode(&bytes)?;
-        if previous.version != expected_version {
+        if previous.stored.version != expected_version {
             return Err(StoreError::VersionConflict {
                 expected: expected_version,
-                found: previous.version,
+                found: previous.stored.version,
             });
         }
         let stored = StoredTask {
             task,
             version: expected_version + 1,
-            scope: previous.scope.clone(),
+            scope: previous.stored.scope.clone(),
         };
-        self.write(&stored, Some((&previous, bytes)), &event)?;
-        Ok(stored)
+        let event = serde_json::to_vec(event).map_err(backend)?;
+        self.write(stored, Some(previous), event)
     }
 
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
@@ -381,6 +459,7 @@ impl TaskStore for SledStore {
         {
             self.count(&stored.scope, -1);
         }
+        self.recent.lock().expect("cache lock").remove(id);
         self.index
             .remove(index_key(stored.sort_millis(), id.as_str()))
             .map_err(backend)?;
@@ -415,7 +494,7 @@ impl TaskStore for SledStore {
                 continue;
             };
             if t.task.status.state.is_terminal() {
-                out.push(t.task.id);
+                out.push(t.task.id.clone());
             }
         }
         Ok(out)
