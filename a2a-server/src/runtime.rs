@@ -32,6 +32,7 @@ pub(crate) struct SeqEvent {
 /// A broadcast event. The creation snapshot shares the stored task: a subscriber that only
 /// waits for the end (a blocking `SendMessage`) never copies it.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // built once per event, already behind an Arc
 enum Published {
     Created(Arc<Task>),
     Event(StreamResponse),

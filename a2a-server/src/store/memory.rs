@@ -28,6 +28,7 @@ struct Entry {
 
 /// A log entry. The creation snapshot shares the created task rather than copying it.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // all entries but the first are events
 enum Logged {
     Created(Arc<Task>),
     Event(StreamResponse),
