@@ -123,21 +123,39 @@ fn claim_key(scope: &Scope, message: &Message) -> String {
         .unwrap_or_default();
     // The content is part of the key: a retry sends the same message, while two callers that
     // happen to reuse a message id (anonymous callers share a scope) get their own tasks.
-    let content = serde_json::to_vec(&(&message.parts, &message.metadata)).unwrap_or_default();
+    // The JSON of the content is hashed as it is written, without a buffer.
+    let mut content = Fnv1a::default();
+    let _ = serde_json::to_writer(&mut content, &(&message.parts, &message.metadata));
     format!(
         "{}\u{1f}{}\u{1f}{target}\u{1f}{}\u{1f}{:016x}",
         scope.tenant.as_deref().unwrap_or_default(),
         scope.owner.as_deref().unwrap_or_default(),
         message.message_id,
-        fnv1a(&content)
+        content.0
     )
 }
 
-/// FNV-1a, 64 bits: a stable (across builds and restarts) fingerprint for claim keys.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+/// FNV-1a, 64 bits, over the bytes written to it: a stable (across builds and restarts)
+/// fingerprint for claim keys.
+struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::io::Write for Fnv1a {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Whether a stream ends at this task snapshot (see [`StreamResponse::ends_stream`]).

@@ -4,14 +4,13 @@
 
 use crate::agent::{DynAgent, RequestContext};
 use crate::events::TaskEvents;
-use crate::store::{MessageClaim, Scope, StoredTask, TaskStore};
+use crate::store::{FastMap, MessageClaim, Scope, StoredTask, TaskStore};
 use a2a_core::{
     Artifact, ContextId, Error, ErrorKind, Message, Role, StreamResponse, Task,
     TaskArtifactUpdateEvent, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
     Validate,
 };
 use futures::FutureExt as _;
-use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -342,7 +341,7 @@ impl TaskCell {
 pub(crate) struct Runtime {
     pub(crate) store: Arc<dyn TaskStore>,
     agent: Arc<dyn DynAgent>,
-    cells: Mutex<HashMap<TaskId, Arc<TaskCell>>>,
+    cells: Mutex<FastMap<TaskId, Arc<TaskCell>>>,
     /// Triggered at shutdown: ends executions (through their tokens) and streams.
     pub(crate) shutdown: CancellationToken,
     /// Webhook deliveries, when push notifications are on.
@@ -365,7 +364,7 @@ impl Runtime {
         Self {
             store,
             agent,
-            cells: Mutex::new(HashMap::new()),
+            cells: Mutex::new(FastMap::default()),
             shutdown,
             pusher,
         }

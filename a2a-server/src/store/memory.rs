@@ -1,13 +1,13 @@
 //! An in-memory [`TaskStore`], for tests and ephemeral servers. Nothing survives a restart.
 
 use super::{
-    ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError, StoredTask,
-    TaskStore, decode_page_token, order_key,
+    FastMap, ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError,
+    StoredTask, TaskStore, decode_page_token, order_key,
 };
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 
@@ -45,12 +45,12 @@ impl Logged {
 
 #[derive(Debug, Default)]
 struct Inner {
-    tasks: HashMap<TaskId, Box<Entry>>,
+    tasks: FastMap<TaskId, Box<Entry>>,
     index: BTreeSet<(Reverse<i64>, String)>,
-    claims: HashMap<String, Box<MessageClaim>>,
-    pushes: HashMap<TaskId, Vec<PushRecord>>,
+    claims: FastMap<String, Box<MessageClaim>>,
+    pushes: FastMap<TaskId, Vec<PushRecord>>,
     /// How many tasks each scope has (the `totalSize` of an unfiltered listing).
-    counts: HashMap<Scope, usize>,
+    counts: FastMap<Scope, usize>,
 }
 
 impl MemoryStore {

@@ -15,8 +15,8 @@
 //! cached record is always the committed one.
 
 use super::{
-    ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError, StoredTask,
-    TaskStore, decode_page_token,
+    FastMap, ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError,
+    StoredTask, TaskStore, decode_page_token,
 };
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -58,7 +58,7 @@ struct Record {
 /// The decoded-record cache: first in, first out, bounded by the records' encoded size.
 #[derive(Debug, Default)]
 struct Recent {
-    records: HashMap<TaskId, Record>,
+    records: FastMap<TaskId, Record>,
     order: VecDeque<TaskId>,
     bytes: usize,
 }
