@@ -8,7 +8,12 @@ use super::{AppState, sse};
 use crate::handler::{CallContext, RequestHandler, StreamEvent};
 use a2a_core::jsonrpc::{Id, Request, Response as RpcResponse};
 use a2a_core::v03::{self, Params};
-use a2a_core::{Error, ErrorKind, Method, SendMessageRequest, Validate};
+use a2a_core::{
+    CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, Error, ErrorKind,
+    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTasksRequest, Method, SendMessageRequest,
+    SubscribeToTaskRequest, TaskPushNotificationConfig, Validate,
+};
 use axum::body::Body;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -16,7 +21,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::sync::Arc;
+
+/// A request with its params kept as JSON text, read once into their type.
+type RawRequest = Request<Box<RawValue>>;
 
 fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
     // Sized for a typical task: serializing into a growing empty vector reallocates and copies
@@ -50,9 +59,44 @@ fn error_response(id: Id, error: Error) -> Response {
     json_response(status, &RpcResponse::<Value>::error(id, error))
 }
 
-fn params<P: DeserializeOwned + Validate>(req: &Request) -> Result<P, Error> {
+/// The `tenant` member that every v1.0 request's params have.
+trait Tenanted {
+    fn tenant(&self) -> Option<&str>;
+}
+
+macro_rules! tenanted {
+    ($($t:ty),* $(,)?) => {
+        $(impl Tenanted for $t {
+            fn tenant(&self) -> Option<&str> {
+                self.tenant.as_deref()
+            }
+        })*
+    };
+}
+
+tenanted!(
+    SendMessageRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    CancelTaskRequest,
+    SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
+    GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+);
+
+/// Decodes and validates the params, and scopes the call to their tenant.
+fn params<P: DeserializeOwned + Validate + Tenanted>(
+    req: &RawRequest,
+    cx: &mut CallContext,
+) -> Result<P, Error> {
     let p: P = req.params_as()?;
     p.validate()?;
+    if let Some(tenant) = p.tenant().filter(|t| !t.is_empty()) {
+        cx.scope.tenant = Some(tenant.to_owned());
+    }
     Ok(p)
 }
 
@@ -67,7 +111,7 @@ pub(crate) async fn serve(
         Ok(b) => b,
         Err(e) => return error_response(Id::Null, e),
     };
-    let req = match Request::parse(&bytes) {
+    let req = match RawRequest::parse_raw(&bytes) {
         Ok(r) => r,
         Err(response) => return json_response(StatusCode::OK, &*response),
     };
@@ -110,30 +154,20 @@ fn unary<T: Serialize>(id: Id, result: Result<T, Error>) -> Response {
     }
 }
 
-fn tenant_of(req: &Request) -> Option<String> {
-    req.params
-        .as_ref()
-        .and_then(|p| p.get("tenant"))
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-        .map(str::to_owned)
-}
-
 async fn dispatch_v1(
     state: &AppState,
     h: &RequestHandler,
-    cx: CallContext,
+    mut cx: CallContext,
     method: Method,
-    req: &Request,
+    req: &RawRequest,
 ) -> Response {
     let id = req.id.clone();
-    let cx = cx.with_tenant(tenant_of(req));
     // A unary operation: decode and validate the params, call the handler, answer. Each
     // operation's future is boxed: inline, the union of every operation's state would make
     // this handler's future several kilobytes, which axum boxes and copies per request.
     macro_rules! call {
         ($operation:ident) => {
-            match params(req) {
+            match params(req, &mut cx) {
                 Ok(p) => unary(id, Box::pin(h.$operation(&cx, p)).await),
                 Err(e) => error_response(id, e),
             }
@@ -142,14 +176,14 @@ async fn dispatch_v1(
     match method {
         Method::SendMessage => call!(send_message),
         Method::SendStreamingMessage => {
-            let stream = match params::<SendMessageRequest>(req) {
+            let stream = match params::<SendMessageRequest>(req, &mut cx) {
                 Ok(p) => Box::pin(h.send_streaming_message(&cx, p)).await,
                 Err(e) => Err(e),
             };
             stream_v1(state, id, stream)
         }
         Method::SubscribeToTask => {
-            let stream = match params(req) {
+            let stream = match params::<SubscribeToTaskRequest>(req, &mut cx) {
                 Ok(p) => Box::pin(h.subscribe_to_task(&cx, p)).await,
                 Err(e) => Err(e),
             };
@@ -181,12 +215,12 @@ async fn dispatch_v03(
     h: &RequestHandler,
     cx: CallContext,
     method: Method,
-    req: &Request,
+    req: &RawRequest,
 ) -> Response {
     let id = req.id.clone();
     let mut cx = cx;
     cx.v03 = true;
-    let params = match v03::decode_params(method, req.params.as_ref().unwrap_or(&Value::Null)) {
+    let params = match v03::decode_params(method, &req.params_value()) {
         Ok(p) => p,
         Err(e) => return error_response(id, e),
     };
