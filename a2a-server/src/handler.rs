@@ -164,11 +164,24 @@ fn ends_stream(task: &Task) -> bool {
     state.is_terminal() || state.is_interrupted()
 }
 
-/// A copy of a shared task with at most `history_length` messages of history.
-fn with_history(task: Arc<Task>, history_length: Option<i32>) -> Task {
+/// The task with at most `history_length` messages of history (a copy only if that cuts it).
+fn with_history(task: Arc<Task>, history_length: Option<i32>) -> Arc<Task> {
+    let keep = history_length.map(|n| usize::try_from(n).unwrap_or(0));
+    if keep.is_none_or(|n| task.history.len() <= n) {
+        return task;
+    }
     let mut task = Arc::unwrap_or_clone(task);
     task.truncate_history(history_length);
-    task
+    Arc::new(task)
+}
+
+/// A `SendMessage` answer as the bindings serialize it: the same JSON as
+/// [`SendMessageResponse`], with the task shared rather than copied.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum SharedResponse {
+    Task(Arc<Task>),
+    Message(Message),
 }
 
 /// Waits until the cell's task ends or pauses (or, with `immediately`, until it exists).
@@ -403,13 +416,26 @@ impl RequestHandler {
         cx: &CallContext,
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, Error> {
+        Ok(match self.send_message_shared(cx, req).await? {
+            SharedResponse::Task(task) => SendMessageResponse::Task(Arc::unwrap_or_clone(task)),
+            SharedResponse::Message(m) => SendMessageResponse::Message(m),
+        })
+    }
+
+    /// [`RequestHandler::send_message`], answering with the stored task itself (no copy,
+    /// unless its history is cut).
+    pub(crate) async fn send_message_shared(
+        &self,
+        cx: &CallContext,
+        req: SendMessageRequest,
+    ) -> Result<SharedResponse, Error> {
         let history_length = req.history_length();
         let immediately = req.return_immediately();
         let (cell, mut rx, first) = match self.start(cx, req).await? {
             Started::Fresh { cell, rx, first } => (cell, rx, first),
             Started::Duplicate(claim) => {
                 if let Some(m) = claim.reply {
-                    return Ok(SendMessageResponse::Message(m));
+                    return Ok(SharedResponse::Message(m));
                 }
                 let Some(cell) = self
                     .rt
@@ -417,10 +443,7 @@ impl RequestHandler {
                     .filter(|c| c.scope == cx.scope)
                 else {
                     let task = self.load(cx, &claim.task_id).await?.task;
-                    return Ok(SendMessageResponse::Task(with_history(
-                        task,
-                        history_length,
-                    )));
+                    return Ok(SharedResponse::Task(with_history(task, history_length)));
                 };
                 let (snapshot, rx) = cell.subscribe().await;
                 (cell, rx, snapshot)
@@ -433,17 +456,14 @@ impl RequestHandler {
             wait(&cell, &mut rx, immediately).await;
         }
         if let Some(m) = cell.reply().await {
-            return Ok(SendMessageResponse::Message(m));
+            return Ok(SharedResponse::Message(m));
         }
         let task = cell
             .snapshot()
             .await
             .ok_or_else(|| Error::new(ErrorKind::Internal, "the task was not created"))?
             .task;
-        Ok(SendMessageResponse::Task(with_history(
-            task,
-            history_length,
-        )))
+        Ok(SharedResponse::Task(with_history(task, history_length)))
     }
 
     /// `SendStreamingMessage`: the task (or a single message) first, then its events. A
@@ -497,6 +517,18 @@ impl RequestHandler {
 
     /// `GetTask`.
     pub async fn get_task(&self, cx: &CallContext, req: GetTaskRequest) -> Result<Task, Error> {
+        self.get_task_shared(cx, req)
+            .await
+            .map(Arc::unwrap_or_clone)
+    }
+
+    /// [`RequestHandler::get_task`], answering with the stored task itself (no copy, unless
+    /// its history is cut).
+    pub(crate) async fn get_task_shared(
+        &self,
+        cx: &CallContext,
+        req: GetTaskRequest,
+    ) -> Result<Arc<Task>, Error> {
         req.validate()?;
         let task = self.load(cx, &req.id).await?.task;
         Ok(with_history(task, req.history_length))
@@ -523,7 +555,7 @@ impl RequestHandler {
             .tasks
             .into_iter()
             .map(|t| {
-                let mut task = with_history(t.task, req.history_length);
+                let mut task = Arc::unwrap_or_clone(with_history(t.task, req.history_length));
                 if !include_artifacts {
                     task.artifacts.clear();
                 }

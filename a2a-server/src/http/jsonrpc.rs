@@ -174,7 +174,7 @@ async fn dispatch_v1(
         };
     }
     match method {
-        Method::SendMessage => call!(send_message),
+        Method::SendMessage => call!(send_message_shared),
         Method::SendStreamingMessage => {
             let stream = match params::<SendMessageRequest>(req, &mut cx) {
                 Ok(p) => Box::pin(h.send_streaming_message(&cx, p)).await,
@@ -189,7 +189,7 @@ async fn dispatch_v1(
             };
             stream_v1(state, id, stream)
         }
-        Method::GetTask => call!(get_task),
+        Method::GetTask => call!(get_task_shared),
         Method::ListTasks => call!(list_tasks),
         Method::CancelTask => call!(cancel_task),
         Method::CreateTaskPushNotificationConfig => call!(create_push_config),
