@@ -28,7 +28,7 @@ mod memory;
 mod sled;
 
 #[cfg(feature = "sled")]
-pub use self::sled::{DEFAULT_CACHE_BYTES, RECENT_CACHE_BYTES, SledStore};
+pub use self::sled::{DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SledStore};
 pub use memory::MemoryStore;
 
 /// The hash map of the server's in-memory indexes: foldhash, several times cheaper than the

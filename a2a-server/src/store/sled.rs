@@ -25,6 +25,7 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// A task store in a sled database directory.
 #[derive(Clone, Debug)]
@@ -109,6 +110,15 @@ struct GroupCommit {
 /// The default page-cache size: bounds the store's memory whatever the number of tasks.
 pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// How long opening waits for the directory's lock (see [`SledStore::open_with_cache`]).
+pub const LOCK_WAIT: Duration = Duration::from_secs(3);
+
+/// Whether opening failed because another open database holds the directory's lock (sled
+/// reports it only as an I/O error with this message).
+fn is_lock_taken(e: &sled::Error) -> bool {
+    matches!(e, sled::Error::Io(io) if io.to_string().starts_with("could not acquire lock"))
+}
+
 fn backend(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Backend(Box::new(e))
 }
@@ -174,12 +184,39 @@ impl SledStore {
     }
 
     /// Opens (or creates) the database in `dir` with a page cache of `cache_bytes`.
+    ///
+    /// sled holds an exclusive lock on the directory while a database is open. A store dropped
+    /// a moment ago in this process can still hold it for a few milliseconds (sled's I/O
+    /// threads release it after the last write they were flushing), so a lock that is taken is
+    /// retried for up to [`LOCK_WAIT`] before giving up with an error that names the directory.
     pub fn open_with_cache(dir: impl AsRef<Path>, cache_bytes: u64) -> Result<Self, StoreError> {
-        let db = sled::Config::new()
-            .path(dir)
-            .cache_capacity(cache_bytes)
-            .open()
-            .map_err(backend)?;
+        let dir = dir.as_ref();
+        let config = sled::Config::new().path(dir).cache_capacity(cache_bytes);
+        let started = Instant::now();
+        let db = loop {
+            match config.open() {
+                Ok(db) => break db,
+                Err(e) if is_lock_taken(&e) && started.elapsed() < LOCK_WAIT => {
+                    #[allow(
+                        clippy::disallowed_methods,
+                        reason = "opening is synchronous and rare; this waits out a drop in flight"
+                    )]
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) if is_lock_taken(&e) => {
+                    return Err(StoreError::Backend(
+                        format!(
+                            "the sled database in {} is in use by another process (its lock \
+                             was still held after {} s)",
+                            dir.display(),
+                            LOCK_WAIT.as_secs()
+                        )
+                        .into(),
+                    ));
+                }
+                Err(e) => return Err(backend(e)),
+            }
+        };
         Self::from_db(db)
     }
 
@@ -657,6 +694,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         crate::store::tests::list_orders_filters_and_pages(&SledStore::open(dir.path()).unwrap())
             .await;
+    }
+
+    #[test]
+    fn a_directory_held_by_an_open_store_is_refused_with_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let _held = SledStore::open(dir.path()).unwrap();
+        let started = Instant::now();
+        let err = SledStore::open(dir.path()).unwrap_err().to_string();
+        assert!(
+            started.elapsed() >= LOCK_WAIT,
+            "gave up before {LOCK_WAIT:?}"
+        );
+        assert!(err.contains("in use by another process"), "{err}");
+        assert!(err.contains(&dir.path().display().to_string()), "{err}");
     }
 
     #[tokio::test]
