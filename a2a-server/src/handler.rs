@@ -12,7 +12,8 @@ use crate::store::{ListQuery, MessageClaim, Scope, StoredTask};
 use a2a_core::{
     AgentCard, CancelTaskRequest, ContextId, Error, ErrorKind, GetExtendedAgentCardRequest,
     GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest,
-    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskId, Validate,
+    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskId,
+    TaskPushNotificationConfig, Validate,
 };
 use futures::stream::BoxStream;
 use std::sync::Arc;
@@ -270,141 +271,165 @@ impl RequestHandler {
         if let Some(config) = &push {
             self.pusher()?.settings().check_url(&config.url)?;
         }
-        let mut message = req.message;
-        let context = |task_id: TaskId, context_id: ContextId, message: Message, stored_task| {
-            RequestContext {
-                task_id,
-                context_id,
-                message,
-                stored_task,
-                service_params: cx.service_params.clone(),
-                extensions: extensions.clone(),
-                scope: cx.scope.clone(),
-                cancel: Default::default(),
+        let message = req.message;
+        match message.task_id.clone() {
+            // Rare, and its future is large: boxed, so that every new task's is small.
+            Some(task_id) => {
+                Box::pin(self.continue_task(cx, task_id, message, push, extensions)).await
+            }
+            None => self.start_task(cx, message, push, extensions).await,
+        }
+    }
+
+    /// The [`RequestContext`] of an execution for `cx`.
+    fn request_context(
+        cx: &CallContext,
+        cell: &TaskCell,
+        message: Message,
+        stored_task: Option<Task>,
+        extensions: Vec<String>,
+    ) -> RequestContext {
+        RequestContext {
+            task_id: cell.id.clone(),
+            context_id: cell.context_id.clone(),
+            message,
+            stored_task,
+            service_params: cx.service_params.clone(),
+            extensions,
+            scope: cx.scope.clone(),
+            cancel: cell.cancel.clone(),
+        }
+    }
+
+    /// [`RequestHandler::start`] for a message that continues the task it names.
+    async fn continue_task(
+        &self,
+        cx: &CallContext,
+        task_id: TaskId,
+        mut message: Message,
+        push: Option<TaskPushNotificationConfig>,
+        extensions: Vec<String>,
+    ) -> Result<Started, Error> {
+        let stored = self.load(cx, &task_id).await?;
+        let state = &stored.task.status.state;
+        if state.is_terminal() {
+            return Err(Error::new(
+                ErrorKind::UnsupportedOperation,
+                format!(
+                    "Task {task_id} is {state} and cannot be continued; start a new task (it may list this one in referenceTaskIds)"
+                ),
+            )
+            .with_metadata("taskId", task_id.as_str()));
+        }
+        if let Some(ctx) = &message.context_id {
+            if *ctx != stored.task.context_id {
+                return Err(Error::invalid_params(
+                    "message.contextId",
+                    format!(
+                        "{ctx} does not match the context {} of task {task_id}",
+                        stored.task.context_id
+                    ),
+                ));
+            }
+        }
+        message.context_id = Some(stored.task.context_id.clone());
+        let claim = MessageClaim {
+            task_id: task_id.clone(),
+            reply: None,
+            received_ms: a2a_core::Timestamp::now().unix_millis(),
+        };
+        let key = claim_key(&cx.scope, &message);
+        if let Some(existing) = self.rt.store.claim_message(&key, claim).await? {
+            return Ok(Started::Duplicate(existing));
+        }
+        if let Some(config) = push {
+            // Deliver from the continuation on.
+            self.register_push(cx, &task_id, config, stored.version)
+                .await?;
+        }
+        let cell = self.rt.cell_for(stored);
+        let applied = match cell
+            .apply(&self.rt, Change::Continue(message.clone()), true)
+            .await
+        {
+            Ok(applied) => applied,
+            Err(e) => {
+                // The message did not take effect: a retry is not a duplicate.
+                self.rt.store.release_claim(&key).await?;
+                return Err(e);
             }
         };
-        match message.task_id.clone() {
-            Some(task_id) => {
-                let stored = self.load(cx, &task_id).await?;
-                let state = &stored.task.status.state;
-                if state.is_terminal() {
-                    return Err(Error::new(
-                        ErrorKind::UnsupportedOperation,
-                        format!(
-                            "Task {task_id} is {state} and cannot be continued; start a new task (it may list this one in referenceTaskIds)"
-                        ),
-                    )
-                    .with_metadata("taskId", task_id.as_str()));
-                }
-                if let Some(ctx) = &message.context_id {
-                    if *ctx != stored.task.context_id {
-                        return Err(Error::invalid_params(
-                            "message.contextId",
-                            format!(
-                                "{ctx} does not match the context {} of task {task_id}",
-                                stored.task.context_id
-                            ),
-                        ));
-                    }
-                }
-                let context_id = stored.task.context_id.clone();
-                message.context_id = Some(context_id.clone());
-                let claim = MessageClaim {
-                    task_id: task_id.clone(),
-                    reply: None,
-                    received_ms: a2a_core::Timestamp::now().unix_millis(),
-                };
-                let key = claim_key(&cx.scope, &message);
-                if let Some(existing) = self.rt.store.claim_message(&key, claim).await? {
-                    return Ok(Started::Duplicate(existing));
-                }
+        let (Some(stored), Some(rx)) = (applied.stored, applied.rx) else {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "continuation lost its task",
+            ));
+        };
+        let task = Some(Task::clone(&stored.task));
+        let rcx = Self::request_context(cx, &cell, message, task, extensions);
+        self.rt.spawn_execution(cell.clone(), rcx);
+        Ok(Started::Fresh {
+            cell,
+            rx,
+            first: Some(stored),
+        })
+    }
+
+    /// [`RequestHandler::start`] for a message that starts a new task.
+    async fn start_task(
+        &self,
+        cx: &CallContext,
+        mut message: Message,
+        push: Option<TaskPushNotificationConfig>,
+        extensions: Vec<String>,
+    ) -> Result<Started, Error> {
+        let task_id = TaskId::random();
+        let key = claim_key(&cx.scope, &message);
+        let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
+        message.task_id = Some(task_id.clone());
+        message.context_id = Some(context_id.clone());
+        // The cell exists before the claim, so a duplicate always finds the task live.
+        let cell = self.rt.cell_for_new(
+            task_id.clone(),
+            context_id,
+            cx.scope.clone(),
+            message.clone(),
+            Some(key.clone()),
+        );
+        let claim = MessageClaim {
+            task_id: task_id.clone(),
+            reply: None,
+            received_ms: a2a_core::Timestamp::now().unix_millis(),
+        };
+        match self.rt.store.claim_message(&key, claim).await {
+            Ok(None) => {
                 if let Some(config) = push {
-                    // Deliver from the continuation on.
-                    self.register_push(cx, &task_id, config, stored.version)
-                        .await?;
-                }
-                let cell = self.rt.cell_for(stored);
-                let applied = match cell
-                    .apply(&self.rt, Change::Continue(message.clone()), true)
-                    .await
-                {
-                    Ok(applied) => applied,
-                    Err(e) => {
-                        // The message did not take effect: a retry is not a duplicate.
+                    // Deliver every event of the new task, its creation included.
+                    let registered = Box::pin(self.register_push(cx, &task_id, config, 0));
+                    if let Err(e) = registered.await {
+                        self.rt.forget(&task_id);
                         self.rt.store.release_claim(&key).await?;
                         return Err(e);
                     }
-                };
-                let (Some(stored), Some(rx)) = (applied.stored, applied.rx) else {
-                    return Err(Error::new(
-                        ErrorKind::Internal,
-                        "continuation lost its task",
-                    ));
-                };
-                let mut rcx = context(
-                    task_id,
-                    context_id,
-                    message,
-                    Some(Task::clone(&stored.task)),
-                );
-                rcx.cancel = cell.cancel.clone();
-                self.rt.spawn_execution(cell.clone(), rcx);
-                Ok(Started::Fresh {
-                    cell,
-                    rx,
-                    first: Some(stored),
-                })
-            }
-            None => {
-                let task_id = TaskId::random();
-                let key = claim_key(&cx.scope, &message);
-                let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
-                message.task_id = Some(task_id.clone());
-                message.context_id = Some(context_id.clone());
-                // The cell exists before the claim, so a duplicate always finds the task live.
-                let cell = self.rt.cell_for_new(
-                    task_id.clone(),
-                    context_id.clone(),
-                    cx.scope.clone(),
-                    message.clone(),
-                    Some(key.clone()),
-                );
-                let claim = MessageClaim {
-                    task_id: task_id.clone(),
-                    reply: None,
-                    received_ms: a2a_core::Timestamp::now().unix_millis(),
-                };
-                match self.rt.store.claim_message(&key, claim).await {
-                    Ok(None) => {
-                        if let Some(config) = push {
-                            // Deliver every event of the new task, its creation included.
-                            if let Err(e) = self.register_push(cx, &task_id, config, 0).await {
-                                self.rt.forget(&task_id);
-                                self.rt.store.release_claim(&key).await?;
-                                return Err(e);
-                            }
-                        }
-                    }
-                    Ok(Some(existing)) => {
-                        self.rt.forget(&task_id);
-                        return Ok(Started::Duplicate(existing));
-                    }
-                    Err(e) => {
-                        self.rt.forget(&task_id);
-                        return Err(e.into());
-                    }
                 }
-                let (_, rx) = cell.subscribe().await;
-                let mut rcx = context(task_id, context_id, message, None);
-                rcx.cancel = cell.cancel.clone();
-                self.rt.spawn_execution(cell.clone(), rcx);
-                Ok(Started::Fresh {
-                    cell,
-                    rx,
-                    first: None,
-                })
+            }
+            Ok(Some(existing)) => {
+                self.rt.forget(&task_id);
+                return Ok(Started::Duplicate(existing));
+            }
+            Err(e) => {
+                self.rt.forget(&task_id);
+                return Err(e.into());
             }
         }
+        let (_, rx) = cell.subscribe().await;
+        let rcx = Self::request_context(cx, &cell, message, None, extensions);
+        self.rt.spawn_execution(cell.clone(), rcx);
+        Ok(Started::Fresh {
+            cell,
+            rx,
+            first: None,
+        })
     }
 
     /// `SendMessage`: by default waits until the task is terminal or interrupted;

@@ -5,7 +5,7 @@ use crate::agent::ServiceParams;
 use crate::handler::CallContext;
 use a2a_core::{Error, ErrorKind};
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderValue};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
@@ -38,6 +38,14 @@ pub(crate) async fn read_body(
     }
 }
 
+/// The request headers read here, named once (a lookup by `&str` parses the name every time).
+const A2A_VERSION: HeaderName = HeaderName::from_static("a2a-version");
+const A2A_EXTENSIONS: [HeaderName; 2] = [
+    HeaderName::from_static("a2a-extensions"),
+    HeaderName::from_static("x-a2a-extensions"),
+];
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
 fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
     query?
         .split('&')
@@ -51,7 +59,7 @@ fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
 /// VersionNotSupported.
 pub(crate) fn call_context(headers: &HeaderMap, query: Option<&str>) -> Result<CallContext, Error> {
     let version = headers
-        .get("a2a-version")
+        .get(A2A_VERSION)
         .and_then(|v| v.to_str().ok())
         .or_else(|| query_param(query, "A2A-Version"))
         .map(str::trim)
@@ -76,7 +84,7 @@ pub(crate) fn call_context(headers: &HeaderMap, query: Option<&str>) -> Result<C
         }
     }
     let mut extensions = Vec::new();
-    for name in ["a2a-extensions", "x-a2a-extensions"] {
+    for name in &A2A_EXTENSIONS {
         for value in headers.get_all(name) {
             if let Ok(v) = value.to_str() {
                 extensions.extend(
@@ -91,7 +99,7 @@ pub(crate) fn call_context(headers: &HeaderMap, query: Option<&str>) -> Result<C
     // `Last-Event-ID` resumes a stream (our resumable-streams extension); a value that is not a
     // sequence number this server issued is ignored, as SSE servers do.
     let last_event_id = headers
-        .get("last-event-id")
+        .get(LAST_EVENT_ID)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     Ok(
