@@ -62,7 +62,14 @@ impl Timestamp {
         put(14, t.minute(), 2);
         put(17, t.second(), 2);
         put(20, nanos / 1_000_000, 3);
-        for (at, sep) in [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':'), (19, b'.')] {
+        for (at, sep) in [
+            (4, b'-'),
+            (7, b'-'),
+            (10, b'T'),
+            (13, b':'),
+            (16, b':'),
+            (19, b'.'),
+        ] {
             buf[at] = sep;
         }
         buf[23] = b'Z';
@@ -128,9 +135,7 @@ mod tests {
             Timestamp::from_unix_millis(253_402_300_799_999).unwrap(), // 9999-12-31T23:59:59.999
             Timestamp::from_unix_millis(253_402_300_800_000).unwrap(), // year 10000: chrono's form
             Timestamp::from_unix_millis(-62_167_219_200_001).unwrap(), // year -1: chrono's form
-            Timestamp::from_datetime(
-                DateTime::from_timestamp(1_700_000_000, 999_999_999).unwrap(),
-            ),
+            Timestamp::from_datetime(DateTime::from_timestamp(1_700_000_000, 999_999_999).unwrap()),
             Timestamp::from_datetime(
                 DateTime::from_timestamp(1_483_228_799, 1_500_000_000).unwrap(), // leap second
             ),

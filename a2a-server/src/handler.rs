@@ -7,6 +7,7 @@ mod maintenance;
 mod push;
 
 use crate::auth::Principal;
+use crate::cache::{Fifo, Weigh};
 use crate::runtime::{Change, Runtime, TaskCell, Update};
 use crate::store::{ListQuery, MessageClaim, Scope, StoredTask};
 use a2a_core::{
@@ -16,7 +17,8 @@ use a2a_core::{
     TaskPushNotificationConfig, Validate,
 };
 use futures::stream::BoxStream;
-use std::sync::Arc;
+use serde_json::value::RawValue;
+use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast::{self, error::RecvError};
 
 /// The URI of our resumable-streams extension, advertised in the agent card: every SSE event
@@ -88,6 +90,33 @@ pub struct RequestHandler {
     pub(crate) rt: Arc<Runtime>,
     pub(crate) card: AgentCard,
     pub(crate) extended_card: Option<ExtendedCardFn>,
+    /// The JSON of recently read tasks, by version: `GetTask` of an unchanged task (a polling
+    /// client's usual read) answers with it instead of serializing the task again.
+    pub(crate) serialized: Mutex<Fifo<SerializedTask>>,
+}
+
+/// How many bytes of serialized tasks [`RequestHandler`] keeps for `GetTask`.
+pub(crate) const SERIALIZED_CACHE_BYTES: usize = 8 * 1024 * 1024;
+
+/// One version of a task, serialized.
+#[derive(Clone, Debug)]
+pub(crate) struct SerializedTask {
+    version: u64,
+    json: Arc<RawValue>,
+}
+
+impl Weigh for SerializedTask {
+    fn weight(&self) -> usize {
+        self.json.get().len()
+    }
+}
+
+fn to_raw(task: &Task) -> Result<Arc<RawValue>, Error> {
+    let json = serde_json::to_string(task)
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("task not serializable: {e}")))?;
+    RawValue::from_string(json)
+        .map(Arc::from)
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("task not serializable: {e}")))
 }
 
 impl std::fmt::Debug for RequestHandler {
@@ -542,21 +571,37 @@ impl RequestHandler {
 
     /// `GetTask`.
     pub async fn get_task(&self, cx: &CallContext, req: GetTaskRequest) -> Result<Task, Error> {
-        self.get_task_shared(cx, req)
-            .await
-            .map(Arc::unwrap_or_clone)
+        req.validate()?;
+        let task = self.load(cx, &req.id).await?.task;
+        Ok(Arc::unwrap_or_clone(with_history(task, req.history_length)))
     }
 
-    /// [`RequestHandler::get_task`], answering with the stored task itself (no copy, unless
-    /// its history is cut).
-    pub(crate) async fn get_task_shared(
+    /// [`RequestHandler::get_task`], serialized: from [`RequestHandler::serialized`] when this
+    /// version of the task was serialized before (and its history is not cut).
+    pub(crate) async fn get_task_json(
         &self,
         cx: &CallContext,
         req: GetTaskRequest,
-    ) -> Result<Arc<Task>, Error> {
+    ) -> Result<Arc<RawValue>, Error> {
         req.validate()?;
-        let task = self.load(cx, &req.id).await?.task;
-        Ok(with_history(task, req.history_length))
+        let stored = self.load(cx, &req.id).await?;
+        let task = with_history(stored.task.clone(), req.history_length);
+        if !Arc::ptr_eq(&task, &stored.task) {
+            return to_raw(&task); // cut: not the stored version
+        }
+        let cached = self.serialized.lock().expect("cache lock").get(&req.id);
+        if let Some(hit) = cached.filter(|c| c.version == stored.version) {
+            return Ok(hit.json);
+        }
+        let json = to_raw(&task)?;
+        self.serialized.lock().expect("cache lock").put(
+            req.id,
+            SerializedTask {
+                version: stored.version,
+                json: json.clone(),
+            },
+        );
+        Ok(json)
     }
 
     /// `ListTasks`: newest status first, cursor paging.

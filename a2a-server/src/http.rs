@@ -10,6 +10,7 @@ mod sse;
 
 use crate::agent::{Agent, DynAgent};
 use crate::auth::{AuthDecision, Authenticator, Principal};
+use crate::cache::Fifo;
 use crate::handler::{RESUMABLE_STREAMS_EXTENSION, RequestHandler};
 use crate::runtime::Runtime;
 use crate::store::{MemoryStore, TaskStore};
@@ -20,7 +21,7 @@ use a2a_core::{
 use axum::Router;
 use axum::http;
 use axum::routing::{get, post};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -362,6 +363,7 @@ impl ServerBuilder {
             rt: Arc::new(Runtime::new(store, self.agent, shutdown, pusher)),
             card: card.clone(),
             extended_card: extended,
+            serialized: Mutex::new(Fifo::new(crate::handler::SERIALIZED_CACHE_BYTES)),
         });
         Ok(Server {
             state: Arc::new(AppState {

@@ -69,6 +69,7 @@
 
 mod agent;
 pub mod auth;
+mod cache;
 pub mod demo;
 mod events;
 mod handler;

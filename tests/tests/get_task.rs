@@ -51,3 +51,39 @@ async fn get_task_without_an_id_is_invalid_params() {
     err.assert_kind(Kind::InvalidParams);
     assert_eq!(err.violated_fields(), ["id"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_task_after_a_change_shows_the_new_version_and_a_cut_history_stays_cut() {
+    // GetTask answers an unchanged task from its serialized copy: every read after a change
+    // must show the change, and a read with historyLength must never be served from (or
+    // poison) the copy of the whole task.
+    let srv = TestServer::start(Kitchen).await;
+    for b in BOTH {
+        let asked = srv.make_task(b, "TASK_STATE_INPUT_REQUIRED").await;
+        let id = str_at(&asked, "id").to_owned();
+        for _ in 0..2 {
+            let got = srv.ok(b, Op::GetTask, json!({"id": id})).await;
+            assert_eq!(got, asked, "{b:?}: the task as answered");
+        }
+        let cut = srv
+            .ok(b, Op::GetTask, json!({"id": id, "historyLength": 0}))
+            .await;
+        assert!(cut.get("history").is_none(), "{b:?}: {cut:#}");
+        let whole = srv.ok(b, Op::GetTask, json!({"id": id})).await;
+        assert_eq!(
+            whole, asked,
+            "{b:?}: the cut read did not replace the whole task"
+        );
+
+        let done = srv
+            .ok(b, Op::SendMessage, a2a_e2e::reply_params(&id, "Ada"))
+            .await["task"]
+            .clone();
+        assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED");
+        let got = srv.ok(b, Op::GetTask, json!({"id": id})).await;
+        assert_eq!(
+            got, done,
+            "{b:?}: GetTask after the change shows the new version"
+        );
+    }
+}

@@ -189,7 +189,7 @@ async fn dispatch_v1(
             };
             stream_v1(state, id, stream)
         }
-        Method::GetTask => call!(get_task_shared),
+        Method::GetTask => call!(get_task_json),
         Method::ListTasks => call!(list_tasks),
         Method::CancelTask => call!(cancel_task),
         Method::CreateTaskPushNotificationConfig => call!(create_push_config),

@@ -305,7 +305,7 @@ async fn dispatch(
         Route::ListTasks => method_not_allowed("GET"),
         Route::GetTask(id) if get => {
             match query_as::<GetTaskRequest>(query, &fields(tenant, &[("id", &id)])) {
-                Ok(p) => reply(Box::pin(h.get_task_shared(cx, p)).await),
+                Ok(p) => reply(Box::pin(h.get_task_json(cx, p)).await),
                 Err(e) => status_response(&e),
             }
         }

@@ -15,12 +15,13 @@
 //! cached record is always the committed one.
 
 use super::{
-    FastMap, ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError,
-    StoredTask, TaskStore, decode_page_token,
+    ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError, StoredTask,
+    TaskStore, decode_page_token,
 };
+use crate::cache::{Fifo, Weigh};
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,7 +43,7 @@ pub struct SledStore {
     /// kept up to date by `create` and `delete`.
     counts: Arc<Mutex<HashMap<Scope, u64>>>,
     /// Recently used task records, decoded.
-    recent: Arc<Mutex<Recent>>,
+    recent: Arc<Mutex<Fifo<Record>>>,
 }
 
 /// How many bytes of task records (their JSON size) the decoded-record cache holds.
@@ -56,41 +57,9 @@ struct Record {
     raw: sled::IVec,
 }
 
-/// The decoded-record cache: first in, first out, bounded by the records' encoded size.
-#[derive(Debug, Default)]
-struct Recent {
-    records: FastMap<TaskId, Record>,
-    order: VecDeque<TaskId>,
-    bytes: usize,
-}
-
-impl Recent {
-    fn get(&self, id: &TaskId) -> Option<Record> {
-        self.records.get(id).cloned()
-    }
-
-    fn put(&mut self, record: Record) {
-        let id = record.stored.task.id.clone();
-        self.bytes += record.raw.len();
-        match self.records.insert(id.clone(), record) {
-            Some(old) => self.bytes -= old.raw.len(),
-            None => self.order.push_back(id),
-        }
-        while self.bytes > RECENT_CACHE_BYTES {
-            let Some(oldest) = self.order.pop_front() else {
-                break;
-            };
-            if let Some(old) = self.records.remove(&oldest) {
-                self.bytes -= old.raw.len();
-            }
-        }
-    }
-
-    fn remove(&mut self, id: &TaskId) {
-        if let Some(old) = self.records.remove(id) {
-            self.bytes -= old.raw.len();
-            self.order.retain(|o| o != id);
-        }
+impl Weigh for Record {
+    fn weight(&self) -> usize {
+        self.raw.len()
     }
 }
 
@@ -232,7 +201,7 @@ impl SledStore {
             pushes: db.open_tree("push_configs").map_err(backend)?,
             commit: Arc::default(),
             counts: Arc::new(Mutex::new(counts)),
-            recent: Arc::default(),
+            recent: Arc::new(Mutex::new(Fifo::new(RECENT_CACHE_BYTES))),
             db,
         })
     }
@@ -294,10 +263,13 @@ impl SledStore {
             });
         }
         self.wrote();
-        self.recent.lock().expect("cache lock").put(Record {
-            stored: stored.clone(),
-            raw: value,
-        });
+        self.recent.lock().expect("cache lock").put(
+            stored.task.id.clone(),
+            Record {
+                stored: stored.clone(),
+                raw: value,
+            },
+        );
         if let Some(p) = previous {
             let old_key = index_key(p.stored.sort_millis(), id);
             if old_key != new_key {
@@ -322,7 +294,7 @@ impl SledStore {
             stored: decode(&raw)?,
             raw,
         };
-        recent.put(record.clone());
+        recent.put(id.clone(), record.clone());
         Ok(Some(record))
     }
 
