@@ -197,7 +197,10 @@ impl CardResolver {
                 .get(ETAG)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            let value: serde_json::Value = response.json().await?;
+            // A body that arrives but is not JSON is the card's fault, not the connection's.
+            let body = response.bytes().await?;
+            let value: serde_json::Value = serde_json::from_slice(&body)
+                .map_err(|e| Error::Decode(format!("agent card at {url} is not JSON: {e}")))?;
             let card = a2a_core::v03::decode_card(&value)
                 .map_err(|e| Error::Decode(format!("agent card at {url}: {}", e.message)))?;
             self.cache.lock().expect("card cache").insert(

@@ -273,3 +273,19 @@ async fn an_unreachable_agent_is_a_transport_error() {
         .expect_err("nothing listens");
     assert!(matches!(err, Error::Transport(_)), "{err}");
 }
+
+#[tokio::test]
+async fn a_card_that_is_not_json_is_a_decode_error_naming_the_url() {
+    let app = Router::new().route(
+        "/.well-known/agent-card.json",
+        get(|| async { "<html>maintenance</html>" }),
+    );
+    let url = common::serve(app).await;
+    let err = within("resolve", resolver().resolve(&url))
+        .await
+        .expect_err("not a card");
+    let Error::Decode(message) = &err else {
+        panic!("a decode error expected, got {err:?}");
+    };
+    assert!(message.contains("agent-card.json is not JSON"), "{message}");
+}
