@@ -7,8 +7,13 @@
 # request comes from /proc/<pid>/stat over the measured window. Every run is bounded in time;
 # servers are stopped on exit. Only loopback addresses are used.
 #
+# With --instructions, every server runs under valgrind's callgrind instead, and each row
+# reports the server's user-space instructions per request over the measured window: slow, but
+# the same from run to run and machine to machine, where CPU time moves with the machine's
+# other load (no fan-out rows in this mode).
+#
 # Usage: bench/compare.sh [--quick] [--duration SECONDS] [--subscribers N] [--no-peer]
-#                         [--only LABEL[,LABEL...]]
+#                         [--only LABEL[,LABEL...]] [--instructions]
 # Environment: CARGO_TARGET_DIR (default: <repo>/target), SERVER_CORE (0), LOAD_CORE (1).
 set -euo pipefail
 
@@ -18,6 +23,7 @@ warmup=1
 subscribers=10000
 peer=1
 only=""
+instructions=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) duration=1; warmup=0.5; subscribers=1000 ;;
@@ -25,7 +31,8 @@ while [ $# -gt 0 ]; do
     --subscribers) subscribers="$2"; shift ;;
     --no-peer) peer=0 ;;
     --only) only="$2"; shift ;;
-    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    --instructions) instructions=1 ;;
+    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -34,6 +41,12 @@ done
 server_core="${SERVER_CORE:-0}"
 load_core="${LOAD_CORE:-1}"
 command -v taskset >/dev/null || { echo "taskset (util-linux) is required" >&2; exit 1; }
+if [ "$instructions" = 1 ]; then
+  command -v valgrind >/dev/null || { echo "--instructions needs valgrind" >&2; exit 1; }
+  # Under callgrind a server is ~50 times slower: a longer warm-up, and no fan-out.
+  warmup=2
+  subscribers=0
+fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 bin="$CARGO_TARGET_DIR/release"
 
@@ -62,6 +75,8 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 server_pid=""
 server_url=""
+servers_started=0
+callgrind_args=()
 cleanup() {
   if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
     kill "$server_pid" 2>/dev/null || true
@@ -75,6 +90,13 @@ trap cleanup EXIT
 start_server() {
   local label="$1"; shift
   local log="$work/$label.log"
+  callgrind_args=()
+  if [ "$instructions" = 1 ]; then
+    # A fresh output file per server process (its dumps are numbered from 1).
+    local out="$work/$label-$((++servers_started)).callgrind"
+    callgrind_args=(--callgrind-out "$out")
+    set -- valgrind --tool=callgrind --callgrind-out-file="$out" "$@"
+  fi
   taskset -c "$server_core" "$@" >"$log.out" 2>"$log.err" &
   server_pid=$!
   for _ in $(seq 200); do
@@ -104,7 +126,7 @@ load() {
   limit="$(awk -v d="$duration" -v w="$warmup" 'BEGIN { printf "%d", d + w + 120 }')"
   timeout "$limit" taskset -c "$load_core" "$bin/a2a-bench" run --url "$server_url" \
     --scenario "$scenario" -c "$c" --duration "$duration" --warmup "$warmup" \
-    --server-pid "$server_pid" --label "$label" --out "$results" "$@" \
+    --server-pid "$server_pid" --label "$label" --out "$results" "${callgrind_args[@]}" "$@" \
     || echo "   $label $scenario c=$c failed" >&2
 }
 
@@ -133,6 +155,7 @@ bench_server() {
 # fan_out LABEL COMMAND...: SubscribeToTask fan-out on the demo agent's countdown task.
 fan_out() {
   local label="$1"; shift
+  [ "$subscribers" -gt 0 ] || return 0
   if [ -n "$only" ] && [[ ",$only," != *",$label,"* ]]; then return 0; fi
   echo "== $label: $subscribers subscribers on one task" >&2
   start_server "$label" "$@" || return 0

@@ -2,7 +2,7 @@
 //! in flight) for a fixed duration after a warm-up, and the SubscribeToTask fan-out.
 
 use crate::http::{Conn, Target};
-use crate::procfs;
+use crate::{callgrind, procfs};
 use memchr::memmem;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -98,6 +98,11 @@ pub(crate) struct RunArgs {
     /// Print nothing but the JSON line.
     #[arg(long)]
     pub(crate) quiet: bool,
+    /// The server (`--server-pid`) runs under `valgrind --tool=callgrind
+    /// --callgrind-out-file=PATH`: count its instructions per request over the measured
+    /// window (see `bench/src/callgrind.rs`).
+    #[arg(long, value_name = "PATH", requires = "server_pid")]
+    pub(crate) callgrind_out: Option<PathBuf>,
 }
 
 /// One run's result (one JSON line).
@@ -123,6 +128,12 @@ pub(crate) struct Outcome {
     /// Server CPU use during the measurement (100 = one core).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) server_cpu_pct: Option<f64>,
+    /// Server user-space instructions per successful request (with `--callgrind-out`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) server_instructions: Option<f64>,
+    /// Whether the server ran under callgrind (its times then mean nothing).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) under_callgrind: bool,
     /// The load generator's own CPU use (100 = one core): near 100, it may be the limit.
     pub(crate) client_cpu_pct: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,6 +190,15 @@ impl WorkerStats {
             self.first_error = Some(what.into());
         }
     }
+}
+
+/// Runs blocking work (a child process) off the runtime's threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| e.to_string())?
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -468,11 +488,18 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
     plan.stop_at = plan.measure_to;
     let plan = Arc::new(plan);
     let pid = args.server_pid.map(|p| p.to_string());
+    let callgrind = args.server_pid.zip(args.callgrind_out.clone());
     let sampler = {
         let plan = plan.clone();
         let pid = pid.clone();
+        let callgrind = callgrind.clone();
         tokio::spawn(async move {
             tokio::time::sleep_until(plan.measure_from.into()).await;
+            let mut counted = Ok(0);
+            if let Some((server, _)) = &callgrind {
+                let server = *server;
+                counted = blocking(move || callgrind::zero(server)).await.map(|()| 0);
+            }
             let a = (
                 Instant::now(),
                 plan.ok.load(Ordering::Relaxed),
@@ -486,13 +513,17 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
                 pid.as_deref().and_then(procfs::cpu_seconds),
                 procfs::cpu_seconds("self"),
             );
-            (a, b)
+            if let (Some((server, out)), Ok(_)) = (callgrind, &counted) {
+                counted = blocking(move || callgrind::dump(server, &out)).await;
+            }
+            (a, b, counted)
         })
     };
     let workers: Vec<_> = (0..args.concurrency.max(1))
         .map(|w| tokio::spawn(worker(plan.clone(), w)))
         .collect();
-    let ((t0, ok0, s0, c0), (t1, ok1, s1, c1)) = sampler.await.map_err(|e| e.to_string())?;
+    let ((t0, ok0, s0, c0), (t1, ok1, s1, c1), counted) =
+        sampler.await.map_err(|e| e.to_string())?;
     let mut all = WorkerStats::default();
     let grace = Duration::from_secs_f64(args.timeout + 5.0);
     for w in workers {
@@ -542,6 +573,12 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
             .filter(|_| requests > 0)
             .map(|c| c * 1e6 / requests as f64),
         server_cpu_pct: cpu.map(|c| c / seconds * 100.0),
+        server_instructions: match (&args.callgrind_out, counted) {
+            (None, _) => None,
+            (Some(_), Ok(ir)) => (requests > 0).then(|| ir as f64 / requests as f64),
+            (Some(_), Err(e)) => return Err(e),
+        },
+        under_callgrind: args.callgrind_out.is_some(),
         client_cpu_pct: client_cpu,
         server_rss_mib: pid.as_deref().and_then(procfs::rss_mib),
         subscribe: None,
@@ -731,6 +768,8 @@ async fn fan_out(args: RunArgs, target: Target) -> Result<Outcome, String> {
             .filter(|_| delivered > 0)
             .map(|c| c * 1e6 / delivered as f64),
         server_cpu_pct: cpu.map(|c| c / seconds * 100.0),
+        server_instructions: None,
+        under_callgrind: args.callgrind_out.is_some(),
         client_cpu_pct: client_cpu,
         server_rss_mib: pid.as_deref().and_then(procfs::rss_mib),
         subscribe: Some(FanOut {
@@ -784,6 +823,9 @@ pub(crate) fn print(o: &Outcome) {
             o.requests,
             o.errors,
         );
+    }
+    if let Some(ir) = o.server_instructions {
+        println!("  server user-space instructions: {ir:.0} per request (callgrind)");
     }
     if let Some(e) = &o.first_error {
         println!("  first error: {e}");

@@ -11,6 +11,7 @@
 //!
 //! See `bench/README.md` for the methodology and the comparison script.
 
+mod callgrind;
 mod http;
 mod load;
 mod procfs;

@@ -18,8 +18,13 @@ pub(crate) struct ReportArgs {
 }
 
 fn find<'a>(all: &'a [Outcome], label: &str, o: &Outcome) -> Option<&'a Outcome> {
-    all.iter()
-        .find(|x| x.label == label && x.scenario == o.scenario && x.concurrency == o.concurrency)
+    // Runs under callgrind are compared only with each other.
+    all.iter().find(|x| {
+        x.label == label
+            && x.scenario == o.scenario
+            && x.concurrency == o.concurrency
+            && x.under_callgrind == o.under_callgrind
+    })
 }
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> String {
@@ -43,12 +48,18 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
         .map(serde_json::from_str)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("{}: {e}", args.file.display()))?;
-    println!(
-        "| server | scenario | c | req/s | p50 ms | p99 ms | first event p50 ms | server CPU µs/req | CPU ÷ {} | req/s ÷ {} | errors | load-gen CPU % |",
-        args.floor, args.peer
-    );
-    println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
-    for o in all.iter().filter(|o| o.subscribe.is_none()) {
+    let timed: Vec<&Outcome> = all
+        .iter()
+        .filter(|o| o.subscribe.is_none() && !o.under_callgrind)
+        .collect();
+    if !timed.is_empty() {
+        println!(
+            "| server | scenario | c | req/s | p50 ms | p99 ms | first event p50 ms | server CPU µs/req | CPU ÷ {} | req/s ÷ {} | errors | load-gen CPU % |",
+            args.floor, args.peer
+        );
+        println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    }
+    for o in timed {
         let floor = find(&all, &args.floor, o);
         let peer = find(&all, &args.peer, o);
         println!(
@@ -66,6 +77,28 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
             o.errors,
             o.client_cpu_pct,
         );
+    }
+    let counted: Vec<&Outcome> = all.iter().filter(|o| o.under_callgrind).collect();
+    if !counted.is_empty() {
+        println!();
+        println!(
+            "| server | scenario | c | requests counted | server instructions/req (user space, callgrind) | ÷ {} | errors |",
+            args.floor
+        );
+        println!("|---|---|--:|--:|--:|--:|--:|");
+        for o in counted {
+            let floor = find(&all, &args.floor, o).and_then(|f| f.server_instructions);
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                o.label,
+                o.scenario,
+                o.concurrency,
+                o.requests,
+                num(o.server_instructions, 0),
+                ratio(o.server_instructions, floor),
+                o.errors,
+            );
+        }
     }
     let fan: Vec<&Outcome> = all.iter().filter(|o| o.subscribe.is_some()).collect();
     if !fan.is_empty() {
