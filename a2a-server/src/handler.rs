@@ -112,9 +112,7 @@ impl Weigh for SerializedTask {
 }
 
 fn to_raw(task: &Task) -> Result<Arc<RawValue>, Error> {
-    let json = serde_json::to_string(task)
-        .map_err(|e| Error::new(ErrorKind::Internal, format!("task not serializable: {e}")))?;
-    RawValue::from_string(json)
+    serde_json::value::to_raw_value(task)
         .map(Arc::from)
         .map_err(|e| Error::new(ErrorKind::Internal, format!("task not serializable: {e}")))
 }
