@@ -242,7 +242,7 @@ impl Request<Value> {
                 &empty
             }
         };
-        P::deserialize(params)
+        crate::strict::from_value(params)
             .map_err(|e| Error::new(ErrorKind::InvalidParams, format!("Invalid parameters: {e}")))
     }
 }
@@ -306,7 +306,7 @@ impl Request<Box<RawValue>> {
     /// naming what is wrong (a member given twice is one of them).
     pub fn params_as<P: DeserializeOwned>(&self) -> Result<P, Error> {
         let text = self.params.as_deref().map_or("{}", RawValue::get);
-        serde_json::from_str(text)
+        crate::strict::from_str(text)
             .map_err(|e| Error::new(ErrorKind::InvalidParams, format!("Invalid parameters: {e}")))
     }
 

@@ -63,6 +63,7 @@ mod message;
 mod params;
 mod proto_enum;
 mod serde_util;
+pub mod strict;
 mod task;
 mod time;
 pub mod v03;

@@ -111,7 +111,7 @@ impl Authenticator for BearerTokens {
     }
 
     fn challenge(&self) -> String {
-        r#"Bearer realm="a2a""#.to_owned()
+        DEFAULT_CHALLENGE.to_owned()
     }
 }
 
@@ -244,6 +244,10 @@ impl Authenticator for ApiKeys {
         format!(r#"ApiKey realm="a2a", name="{}""#, self.name)
     }
 }
+
+/// The `WWW-Authenticate` challenge of bearer tokens, also sent on a 401 when no authenticator
+/// is configured.
+pub(crate) const DEFAULT_CHALLENGE: &str = r#"Bearer realm="a2a""#;
 
 /// The card's requirement for an authenticator: all its schemes, no scopes.
 pub(crate) fn requirement(auth: &dyn Authenticator) -> SecurityRequirement {

@@ -93,6 +93,13 @@ pub enum BuildError {
     /// The webhook HTTP client could not be built.
     #[error("cannot set up webhook delivery: {0}")]
     Push(#[source] reqwest::Error),
+    /// An extended agent card is declared or configured, but no authenticator: the card is
+    /// only for authenticated callers, so nobody could ever read it.
+    #[error(
+        "an extended agent card needs an authenticator: it is served only to authenticated \
+         callers (set ServerBuilder::authenticator, or drop the extended card)"
+    )]
+    ExtendedCardWithoutAuthentication,
 }
 
 /// Builds a [`Server`].
@@ -174,16 +181,22 @@ impl Server {
             runtime.spawn(maintain(state.handler.clone(), state.maintenance));
         }
         let card_routes = Router::new()
-            .route("/.well-known/agent-card.json", get(card::serve))
-            .route("/.well-known/agent.json", get(card::serve))
+            .route(
+                "/.well-known/agent-card.json",
+                get(card::serve).fallback(card::wrong_method),
+            )
+            .route(
+                "/.well-known/agent.json",
+                get(card::serve).fallback(card::wrong_method),
+            )
             .layer(
                 tower_http::cors::CorsLayer::new()
                     .allow_origin(tower_http::cors::Any)
                     .allow_methods([http::Method::GET])
-                    .expose_headers([http::header::ETAG]),
+                    .expose_headers([http::header::ETAG, http::header::LAST_MODIFIED]),
             );
         let a2a_routes = Router::new()
-            .route("/", post(jsonrpc::serve))
+            .route("/", post(jsonrpc::serve).fallback(jsonrpc::wrong_method))
             .fallback(rest::serve)
             .layer(axum::middleware::from_fn_with_state(
                 state.clone(),
@@ -202,7 +215,9 @@ impl ServerBuilder {
     }
 
     /// The extended card served to authenticated callers of `GetExtendedAgentCard` (declares
-    /// the capability). Its interfaces are filled in like the public card's.
+    /// the capability). Its interfaces are filled in like the public card's. Needs an
+    /// [`authenticator`](Self::authenticator): without one, [`build`](Self::build) refuses
+    /// with [`BuildError::ExtendedCardWithoutAuthentication`].
     pub fn extended_agent_card(self, card: AgentCard) -> Self {
         self.extended_agent_card_fn(move |_| Some(card.clone()))
     }
@@ -341,6 +356,9 @@ impl ServerBuilder {
         // ExtendedAgentCardNotConfigured.
         card.capabilities.extended_agent_card =
             Some(card.capabilities.extended_agent_card() || extended.is_some());
+        if card.capabilities.extended_agent_card() && self.auth.is_none() {
+            return Err(BuildError::ExtendedCardWithoutAuthentication);
+        }
         if let Some(auth) = &self.auth {
             for (name, scheme) in auth.schemes() {
                 card.security_schemes.insert(name, scheme);
@@ -407,28 +425,48 @@ async fn maintain(handler: Arc<RequestHandler>, m: Maintenance) {
 }
 
 /// The authentication layer of the A2A routes: records the principal, or answers 401.
+/// Every 401 that passes here carries a `WWW-Authenticate` challenge (RFC 9110 §15.5.2), also
+/// one an operation answered (an agent's Unauthenticated error on the HTTP+JSON binding).
 async fn authenticate(
     axum::extract::State(state): axum::extract::State<Arc<AppState>>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let Some(auth) = &state.auth else {
-        return next.run(request).await;
-    };
-    let (mut parts, body) = request.into_parts();
-    match auth.authenticate(&parts) {
-        AuthDecision::Allow(principal) => {
-            parts.extensions.insert(principal);
-            next.run(axum::extract::Request::from_parts(parts, body))
-                .await
+    let mut response = match &state.auth {
+        None => next.run(request).await,
+        Some(auth) => {
+            let (mut parts, body) = request.into_parts();
+            match auth.authenticate(&parts) {
+                AuthDecision::Allow(principal) => {
+                    parts.extensions.insert(principal);
+                    next.run(axum::extract::Request::from_parts(parts, body))
+                        .await
+                }
+                decision => {
+                    let jsonrpc = parts.uri.path() == "/" && parts.method == http::Method::POST;
+                    return crate::auth::unauthorized(
+                        jsonrpc,
+                        &auth.challenge(),
+                        decision == AuthDecision::Invalid,
+                    );
+                }
+            }
         }
-        decision => {
-            let jsonrpc = parts.uri.path() == "/" && parts.method == http::Method::POST;
-            crate::auth::unauthorized(
-                jsonrpc,
-                &auth.challenge(),
-                decision == AuthDecision::Invalid,
-            )
+    };
+    if response.status() == http::StatusCode::UNAUTHORIZED
+        && !response
+            .headers()
+            .contains_key(http::header::WWW_AUTHENTICATE)
+    {
+        let challenge = state.auth.as_ref().map_or_else(
+            || crate::auth::DEFAULT_CHALLENGE.to_owned(),
+            |a| a.challenge(),
+        );
+        if let Ok(value) = http::HeaderValue::from_str(&challenge) {
+            response
+                .headers_mut()
+                .insert(http::header::WWW_AUTHENTICATE, value);
         }
     }
+    response
 }

@@ -58,9 +58,13 @@ fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
 /// are served, each request by its shape (method name or path); anything else is
 /// VersionNotSupported.
 pub(crate) fn call_context(headers: &HeaderMap, query: Option<&str>) -> Result<CallContext, Error> {
-    let version = headers
+    // A header value with bytes outside visible ASCII is a version too (an unsupported one),
+    // not an absent header.
+    let header = headers
         .get(A2A_VERSION)
-        .and_then(|v| v.to_str().ok())
+        .map(|v| String::from_utf8_lossy(v.as_bytes()));
+    let version = header
+        .as_deref()
         .or_else(|| query_param(query, "A2A-Version"))
         .map(str::trim)
         .filter(|v| !v.is_empty())

@@ -59,6 +59,23 @@ fn error_response(id: Id, error: Error) -> Response {
     json_response(status, &RpcResponse::<Value>::error(id, error))
 }
 
+/// Any method but `POST` on the JSON-RPC endpoint: HTTP 405 with `Allow: POST` and a JSON-RPC
+/// error body (-32600, null id), like every other envelope error of this binding.
+pub(crate) async fn wrong_method(method: axum::http::Method) -> Response {
+    let error = Error::new(
+        ErrorKind::InvalidRequest,
+        format!("JSON-RPC requests are POSTed to this endpoint, not sent with {method}"),
+    );
+    let mut response = json_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &RpcResponse::<Value>::error(Id::Null, error),
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
 /// The `tenant` member that every v1.0 request's params have.
 trait Tenanted {
     fn tenant(&self) -> Option<&str>;

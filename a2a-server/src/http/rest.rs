@@ -152,7 +152,7 @@ fn body_as<T: DeserializeOwned>(bytes: &[u8], path_fields: &[(&str, &str)]) -> R
     for (k, v) in path_fields {
         obj.insert((*k).to_owned(), Value::String((*v).to_owned()));
     }
-    serde_json::from_value(value)
+    a2a_core::strict::from_value(&value)
         .map_err(|e| Error::new(ErrorKind::InvalidParams, format!("Invalid parameters: {e}")))
 }
 
@@ -192,15 +192,25 @@ fn query_as<T: DeserializeOwned>(
     })
 }
 
-fn method_not_allowed(allowed: &'static str) -> Response {
-    let mut r = status_response(&Error::new(
+/// HTTP 405 for a route that exists with other methods, with `Allow` and a `google.rpc.Status`
+/// body whose code is 405 too (gRPC has no such status: `UNIMPLEMENTED` is the nearest).
+pub(super) fn method_not_allowed(allowed: &'static str) -> Response {
+    let error = Error::new(
         ErrorKind::MethodNotFound,
         format!("This route accepts {allowed}"),
-    ));
-    *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-    r.headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static(allowed));
-    r
+    );
+    let mut body = error.to_status_body();
+    body["error"]["code"] = StatusCode::METHOD_NOT_ALLOWED.as_u16().into();
+    body["error"]["status"] = "UNIMPLEMENTED".into();
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        [
+            (header::CONTENT_TYPE, A2A_JSON),
+            (header::ALLOW, HeaderValue::from_static(allowed)),
+        ],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 fn stream(state: &AppState, result: Result<crate::EventStream, Error>) -> Response {
