@@ -59,6 +59,7 @@ mod error;
 mod event;
 mod ids;
 pub mod jsonrpc;
+mod media_type;
 mod message;
 mod params;
 mod proto_enum;
@@ -77,6 +78,7 @@ pub use event::{
     SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent,
 };
 pub use ids::{ArtifactId, ContextId, MessageId, TaskId};
+pub use media_type::media_type_matches;
 pub use message::{Message, Metadata, Part, PartContent, Role};
 pub use params::*;
 pub use task::{Artifact, Task, TaskState, TaskStatus};

@@ -28,6 +28,12 @@ pub trait Agent: Send + Sync + 'static {
     /// reports progress through `events`. Returning `Err` fails the task with the error's
     /// message; so does a panic. Returning `Ok` while the task is still submitted or working
     /// also fails it (the agent forgot to finish it).
+    ///
+    /// To refuse a new message instead (no task is created, and the caller's `SendMessage` or
+    /// `SendStreamingMessage` is answered with the error), return an A2A error of the request
+    /// (`InvalidParams`, `ContentTypeNotSupported`, `UnsupportedOperation`, `Unauthenticated`,
+    /// …; anything but `Internal` and `InvalidAgentResponse`) before the first event. The
+    /// message is then not remembered: the same message sent again runs `execute` again.
     fn execute(
         &self,
         cx: RequestContext,

@@ -93,6 +93,10 @@ pub struct RequestHandler {
     /// The JSON of recently read tasks, by version: `GetTask` of an unchanged task (a polling
     /// client's usual read) answers with it instead of serializing the task again.
     pub(crate) serialized: Mutex<Fifo<SerializedTask>>,
+    /// Refuse parts whose `mediaType` the card's input modes do not cover.
+    pub(crate) check_input_modes: bool,
+    /// Set once start-up recovery has claimed the tasks a previous process left running.
+    pub(crate) recovered: tokio::sync::OnceCell<usize>,
 }
 
 /// How many bytes of serialized tasks [`RequestHandler`] keeps for `GetTask`.
@@ -265,6 +269,7 @@ impl RequestHandler {
     }
 
     async fn load(&self, cx: &CallContext, id: &TaskId) -> Result<StoredTask, Error> {
+        self.ready().await?;
         let live = match self.rt.live_cell(id) {
             Some(cell) => cell.snapshot().await,
             None => None,
@@ -289,8 +294,34 @@ impl RequestHandler {
         }
     }
 
+    /// Refuses a message with a part whose declared `mediaType` the card does not accept
+    /// (ContentTypeNotSupported), unless the check is off.
+    fn check_media_types(&self, message: &Message) -> Result<(), Error> {
+        if !self.check_input_modes {
+            return Ok(());
+        }
+        for (i, part) in message.parts.iter().enumerate() {
+            let Some(media_type) = part.media_type.as_deref() else {
+                continue;
+            };
+            if !self.card.accepts_input(media_type) {
+                return Err(Error::new(
+                    ErrorKind::ContentTypeNotSupported,
+                    format!(
+                        "message.parts[{i}] has media type {media_type}, which this agent does not accept (it accepts: {})",
+                        self.card.input_modes().join(", ")
+                    ),
+                )
+                .with_metadata("mediaType", media_type));
+            }
+        }
+        Ok(())
+    }
+
     async fn start(&self, cx: &CallContext, req: SendMessageRequest) -> Result<Started, Error> {
         req.validate()?;
+        self.check_media_types(&req.message)?;
+        self.ready().await?;
         let extensions = self.check_extensions(cx)?;
         let push = req
             .configuration
@@ -507,6 +538,9 @@ impl RequestHandler {
         if !settled {
             wait(&cell, &mut rx, immediately).await;
         }
+        if let Some(refusal) = cell.refusal().await {
+            return Err(refusal);
+        }
         if let Some(m) = cell.reply().await {
             return Ok(SharedResponse::Message(m));
         }
@@ -527,13 +561,48 @@ impl RequestHandler {
     ) -> Result<EventStream, Error> {
         self.check_streaming()?;
         match self.start(cx, req).await? {
-            Started::Fresh { cell, rx, first } => {
-                let first = first.map(|t| StreamEvent {
+            Started::Fresh {
+                cell,
+                mut rx,
+                first: None,
+            } => {
+                // A new task: the response waits for the agent's first event, so that an
+                // agent refusing the request (an A2A error before any event) is answered with
+                // that error rather than a stream. The event itself is read back from the log.
+                match rx.recv().await {
+                    Ok(Update::Event(e)) if e.seq == 0 => {
+                        let reply = StreamEvent {
+                            seq: 0,
+                            event: e.to_response(),
+                        };
+                        return Ok(Box::pin(futures::stream::once(async move { reply })));
+                    }
+                    Ok(Update::Done) | Err(RecvError::Closed) => {
+                        if let Some(refusal) = cell.refusal().await {
+                            return Err(refusal);
+                        }
+                    }
+                    Ok(Update::Event(_)) | Err(RecvError::Lagged(_)) => {}
+                }
+                Ok(follow::follow(self.rt.clone(), cell, None, 0, rx))
+            }
+            Started::Fresh {
+                cell,
+                rx,
+                first: Some(t),
+            } => {
+                let first = StreamEvent {
                     seq: t.version,
                     event: StreamResponse::Task(Arc::unwrap_or_clone(t.task)),
-                });
-                let cursor = first.as_ref().map_or(0, |f| f.seq);
-                Ok(follow::follow(self.rt.clone(), cell, first, cursor, rx))
+                };
+                let cursor = first.seq;
+                Ok(follow::follow(
+                    self.rt.clone(),
+                    cell,
+                    Some(first),
+                    cursor,
+                    rx,
+                ))
             }
             Started::Duplicate(claim) => match claim.reply {
                 Some(m) => Ok(Box::pin(futures::stream::once(async move {
@@ -554,6 +623,7 @@ impl RequestHandler {
         id: &TaskId,
         cursor: u64,
     ) -> Result<EventStream, Error> {
+        self.ready().await?;
         if let Some(cell) = self.rt.live_cell(id).filter(|c| c.scope == cx.scope) {
             let (_, rx) = cell.subscribe().await;
             return Ok(follow::follow(self.rt.clone(), cell, None, cursor, rx));
@@ -609,6 +679,7 @@ impl RequestHandler {
         req: ListTasksRequest,
     ) -> Result<ListTasksResponse, Error> {
         req.validate()?;
+        self.ready().await?;
         let query = ListQuery {
             scope: cx.scope.clone(),
             context_id: req.context_id.clone(),

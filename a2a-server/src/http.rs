@@ -118,6 +118,7 @@ pub struct ServerBuilder {
     dedup_window: Duration,
     sweep_interval: Duration,
     push: Option<crate::push::PushSettings>,
+    check_input_modes: bool,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -145,6 +146,7 @@ impl Server {
             dedup_window: DEFAULT_DEDUP_WINDOW,
             sweep_interval: Duration::from_secs(60),
             push: None,
+            check_input_modes: true,
         }
     }
 
@@ -298,6 +300,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether to refuse a message part whose `mediaType` the card's input modes
+    /// (`defaultInputModes` and the skills' `inputModes`; `type/*` and `*/*` wildcards) do not
+    /// cover, with ContentTypeNotSupported (default on). Parts without a `mediaType` are not
+    /// checked, nor is anything when the card declares no input modes. Turn it off to accept
+    /// anything and let the agent decide.
+    pub fn check_input_modes(mut self, on: bool) -> Self {
+        self.check_input_modes = on;
+        self
+    }
+
     /// How often retention and message-id expiry run (default 60 s).
     pub fn sweep_interval(mut self, every: Duration) -> Self {
         self.sweep_interval = every.max(Duration::from_millis(10));
@@ -382,6 +394,8 @@ impl ServerBuilder {
             card: card.clone(),
             extended_card: extended,
             serialized: Mutex::new(Fifo::new(crate::handler::SERIALIZED_CACHE_BYTES)),
+            check_input_modes: self.check_input_modes,
+            recovered: tokio::sync::OnceCell::new(),
         });
         Ok(Server {
             state: Arc::new(AppState {

@@ -60,7 +60,12 @@
 //! - An illegal transition (anything after a terminal state; a lifecycle step the spec does not
 //!   allow) is returned to the agent as an error; the task is not touched.
 //! - An agent that returns an error or panics fails its task with a status message; the
-//!   server keeps serving.
+//!   server keeps serving. An agent that returns an A2A request error (InvalidParams, …)
+//!   before its first event refuses the message: the caller gets that error and no task.
+//! - A part whose `mediaType` the card's input modes do not cover is refused with
+//!   ContentTypeNotSupported ([`ServerBuilder::check_input_modes`]).
+//! - No request touches a task before start-up recovery has claimed the tasks a previous
+//!   process left running ([`RequestHandler::recover`]).
 //! - Streams end after a terminal or interrupted state; a slow subscriber never blocks the
 //!   agent (it catches up from the durable event log); a vanished one disturbs nothing.
 //! - A stream resumed with `Last-Event-ID` gets exactly the events it missed

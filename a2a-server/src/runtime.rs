@@ -100,6 +100,9 @@ struct CellState {
     reply: Option<Message>,
     /// The deduplication key of the message that opened the task, to record a reply under.
     claim: Option<String>,
+    /// Set when the agent refused the request with an A2A error before its first event: the
+    /// call is answered with it, and no task exists.
+    refusal: Option<Error>,
 }
 
 /// A task being worked on or watched.
@@ -146,6 +149,11 @@ impl TaskCell {
     /// The message reply, if the agent answered with one.
     pub(crate) async fn reply(&self) -> Option<Message> {
         self.state.lock().await.reply.clone()
+    }
+
+    /// The error the agent refused the request with, if it did (see [`Runtime::refuse`]).
+    pub(crate) async fn refusal(&self) -> Option<Error> {
+        self.state.lock().await.refusal.clone()
     }
 
     fn illegal(what: impl std::fmt::Display) -> Error {
@@ -406,6 +414,7 @@ impl Runtime {
                 initial: Some(initial),
                 reply: None,
                 claim,
+                refusal: None,
             },
         ));
         self.cells
@@ -430,6 +439,7 @@ impl Runtime {
                         initial: None,
                         reply: None,
                         claim: None,
+                        refusal: None,
                     },
                 ))
             })
@@ -469,6 +479,10 @@ impl Runtime {
             let outcome = AssertUnwindSafe(run).catch_unwind().await;
             let failure = match outcome {
                 Ok(Ok(())) => None,
+                Ok(Err(e)) if !resume && rt.refuse(&cell, &e).await => {
+                    let _ = cell.tx.send(Update::Done);
+                    return;
+                }
                 Ok(Err(e)) => Some(format!("The agent failed: {}", e.message)),
                 Err(panic) => {
                     let what = panic
@@ -515,6 +529,40 @@ impl Runtime {
         cell.snapshot()
             .await
             .ok_or_else(|| Error::task_not_found(cell.id.as_str()))
+    }
+
+    /// An agent that returns an A2A error of the request's own (anything but Internal and
+    /// InvalidAgentResponse, which are failures of the agent) before its first event refuses
+    /// the request: the caller gets that error, no task is created, and the message is
+    /// forgotten (a retry runs again), with any webhook registered by it. Returns whether the
+    /// error was taken as a refusal.
+    async fn refuse(&self, cell: &TaskCell, error: &Error) -> bool {
+        let request_error = error
+            .kind()
+            .is_some_and(|k| !matches!(k, ErrorKind::Internal | ErrorKind::InvalidAgentResponse));
+        if !request_error {
+            return false;
+        }
+        let claim = {
+            let mut st = cell.state.lock().await;
+            if st.stored.is_some() || st.reply.is_some() {
+                return false;
+            }
+            st.refusal = Some(error.clone());
+            st.claim.take()
+        };
+        self.forget(&cell.id);
+        if let Some(key) = claim {
+            if let Err(e) = self.store.release_claim(&key).await {
+                tracing::warn!(task = %cell.id, error = %e, "could not forget a refused message");
+            }
+        }
+        if let Ok(configs) = self.store.push_configs(&cell.id).await {
+            for config in configs {
+                let _ = self.store.delete_push_config(&cell.id, config.id()).await;
+            }
+        }
+        true
     }
 
     async fn finish_execution(

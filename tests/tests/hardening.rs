@@ -1,10 +1,15 @@
 //! What a strict conformance run found at the edges of both bindings: arrays where objects
 //! belong, error bodies on every error status, unreadable version headers, conditional card
-//! requests, and extended cards nobody could read.
+//! requests, extended cards nobody could read, media types the card does not accept, and
+//! agents that refuse a request with an A2A error.
 
+use a2a_core::{Error, ErrorKind};
 use a2a_e2e::agents::Echo;
-use a2a_e2e::{BOTH, Binding, Kind, Op, TestServer, header_str, send_json, user_message, within};
-use a2a_server::{BuildError, Server};
+use a2a_e2e::{
+    BOTH, Binding, Kind, Op, TestServer, header_str, message_id, send_json, str_at, user_message,
+    within,
+};
+use a2a_server::{Agent, BuildError, RequestContext, Server, TaskEvents};
 use reqwest::header::HeaderValue;
 use serde_json::{Value, json};
 
@@ -214,4 +219,126 @@ async fn every_401_carries_a_challenge() {
             );
         }
     }
+}
+
+fn part_message(part: Value) -> Value {
+    json!({"message": {"messageId": message_id(), "role": "ROLE_USER", "parts": [part]}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_part_the_card_does_not_accept_is_content_type_not_supported() {
+    // The test card declares text/plain only.
+    let srv = TestServer::start(Echo).await;
+    let png = json!({"raw": "iVBORw0KGgo=", "filename": "dot.png", "mediaType": "image/png"});
+    for binding in BOTH {
+        let err = srv
+            .err(binding, Op::SendMessage, part_message(png.clone()))
+            .await;
+        err.assert_kind(Kind::ContentTypeNotSupported);
+        assert!(err.message.contains("image/png"), "{}", err.message);
+        let err = srv
+            .open_stream(
+                binding,
+                Op::SendStreamingMessage,
+                part_message(png.clone()),
+                &[],
+            )
+            .await
+            .expect_err("no stream for a refused part");
+        err.assert_kind(Kind::ContentTypeNotSupported);
+        // Declared and accepted (parameters and case aside), or not declared: accepted.
+        for ok in [
+            json!({"text": "hi", "mediaType": "Text/Plain; charset=utf-8"}),
+            json!({"text": "hi"}),
+            json!({"data": {"a": 1}}),
+        ] {
+            srv.ok(binding, Op::SendMessage, part_message(ok)).await;
+        }
+    }
+    let open = TestServer::start_with(Echo, |b| b.check_input_modes(false)).await;
+    for binding in BOTH {
+        open.ok(binding, Op::SendMessage, part_message(png.clone()))
+            .await;
+    }
+}
+
+/// Refuses `refuse <kind>` before any event with that A2A error; `crash` fails with an internal
+/// error before any event; anything else completes.
+struct Picky;
+
+impl Agent for Picky {
+    async fn execute(&self, cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
+        match cx.message.text().as_str() {
+            "refuse params" => Err(Error::invalid_params("message", "the agent wants a date")),
+            "refuse auth" => Err(Error::new(ErrorKind::Unauthenticated, "sign in first")),
+            "crash" => Err(Error::new(ErrorKind::Internal, "database unreachable")),
+            _ => events.complete(None).await,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_refusing_before_its_first_event_is_answered_as_an_error() {
+    let srv = TestServer::start(Picky).await;
+    for binding in BOTH {
+        let params = json!({"message": user_message("refuse params")});
+        let err = srv.err(binding, Op::SendMessage, params.clone()).await;
+        err.assert_kind(Kind::InvalidParams);
+        assert!(err.message.contains("wants a date"), "{}", err.message);
+        // The message did not take effect: the same message again runs the agent again.
+        srv.err(binding, Op::SendMessage, params.clone())
+            .await
+            .assert_kind(Kind::InvalidParams);
+        let err = srv
+            .open_stream(binding, Op::SendStreamingMessage, params, &[])
+            .await
+            .expect_err("a refusal is an error response, not a stream");
+        err.assert_kind(Kind::InvalidParams);
+        let blocking = json!({
+            "message": user_message("refuse params"),
+            "configuration": {"returnImmediately": true}
+        });
+        srv.err(binding, Op::SendMessage, blocking)
+            .await
+            .assert_kind(Kind::InvalidParams);
+    }
+    // No task was created by any of them.
+    let list = srv.ok(Binding::JsonRpc, Op::ListTasks, json!({})).await;
+    assert_eq!(list["totalSize"], 0, "{list:#}");
+    // An internal failure still fails a task, which the caller can read.
+    for binding in BOTH {
+        let task = srv.send_task(binding, "crash").await;
+        assert_eq!(task["status"]["state"], "TASK_STATE_FAILED", "{task:#}");
+        let mut stream = srv
+            .stream(
+                binding,
+                Op::SendStreamingMessage,
+                json!({"message": user_message("crash")}),
+            )
+            .await;
+        let events = within("the failed task's stream", stream.rest()).await;
+        assert!(!events.is_empty());
+        // Normal work is unaffected.
+        let task = srv.send_task(binding, "hello").await;
+        assert_eq!(str_at(&task["status"], "state"), "TASK_STATE_COMPLETED");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_401_an_agent_answers_carries_a_challenge() {
+    let srv = TestServer::start(Picky).await;
+    let reply = srv
+        .raw(
+            Binding::Rest,
+            Op::SendMessage,
+            &json!({"message": user_message("refuse auth")}),
+            &[],
+        )
+        .await;
+    assert_eq!(reply.status, 401, "{:#}", reply.body);
+    assert!(
+        header_str(&reply.headers, "www-authenticate").starts_with("Bearer"),
+        "{:?}",
+        reply.headers
+    );
 }

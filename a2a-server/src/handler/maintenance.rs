@@ -8,7 +8,27 @@ impl RequestHandler {
     /// Start-up recovery: every task left SUBMITTED or WORKING by a previous process is handed
     /// to the agent's [`Agent::resume`](crate::Agent::resume) hook (by default: failed with a
     /// status message saying the server restarted). Returns how many tasks it found.
+    ///
+    /// It runs once per handler, before any operation touches a task: the first operation (or
+    /// the server's upkeep, whichever comes first) runs it and the others wait for it, so no
+    /// request can open an orphaned task before it is claimed. Later calls return the first
+    /// count. A store error is returned, and the next call tries again.
     pub async fn recover(&self) -> Result<usize, Error> {
+        self.recovered
+            .get_or_try_init(|| self.recover_orphans())
+            .await
+            .copied()
+    }
+
+    /// Waits until [`RequestHandler::recover`] has run (running it if nobody has yet).
+    pub(super) async fn ready(&self) -> Result<(), Error> {
+        if self.recovered.initialized() {
+            return Ok(());
+        }
+        self.recover().await.map(drop)
+    }
+
+    async fn recover_orphans(&self) -> Result<usize, Error> {
         use a2a_core::TaskState;
         let tasks = self
             .rt
@@ -17,9 +37,6 @@ impl RequestHandler {
             .await?;
         let n = tasks.len();
         for stored in tasks {
-            if self.rt.live_cell(&stored.task.id).is_some() {
-                continue; // started in this process
-            }
             let task = Task::clone(&stored.task);
             let message = task
                 .history
