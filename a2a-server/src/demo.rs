@@ -33,7 +33,9 @@ impl DemoAgent {
                 "Replies with an artifact holding your text.",
             )
             .with_tags(["echo", "test"])
-            .with_examples(["hello"]),
+            .with_examples(["hello"])
+            // Text attachments and data parts are accepted (and only the text echoed).
+            .with_input_modes(["text/*", "application/json"]),
         )
         .skill(
             AgentSkill::new(
