@@ -18,7 +18,9 @@ pub fn test_card() -> AgentCard {
         .provider("a2a-e2e", "https://example.net/a2a-e2e")
         .skill(
             AgentSkill::new("echo", "Echo", "Echoes the message parts as an artifact.")
-                .with_tags(["test"]),
+                .with_tags(["test"])
+                // Echo takes parts of any type (the card's default stays text/plain).
+                .with_input_modes(["*/*"]),
         )
         .build()
 }

@@ -227,8 +227,12 @@ fn part_message(part: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_part_the_card_does_not_accept_is_content_type_not_supported() {
-    // The test card declares text/plain only.
-    let srv = TestServer::start(Echo).await;
+    let text_only = || {
+        a2a_core::AgentCard::builder("text only", "Takes text")
+            .input_modes(["text/plain"])
+            .build()
+    };
+    let srv = TestServer::start_with(Echo, |b| b.agent_card(text_only())).await;
     let png = json!({"raw": "iVBORw0KGgo=", "filename": "dot.png", "mediaType": "image/png"});
     for binding in BOTH {
         let err = srv
@@ -255,7 +259,8 @@ async fn a_part_the_card_does_not_accept_is_content_type_not_supported() {
             srv.ok(binding, Op::SendMessage, part_message(ok)).await;
         }
     }
-    let open = TestServer::start_with(Echo, |b| b.check_input_modes(false)).await;
+    let open =
+        TestServer::start_with(Echo, |b| b.agent_card(text_only()).check_input_modes(false)).await;
     for binding in BOTH {
         open.ok(binding, Op::SendMessage, part_message(png.clone()))
             .await;

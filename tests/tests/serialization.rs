@@ -64,8 +64,7 @@ async fn every_state_and_role_is_a_full_proto_name_and_no_kind_key_is_emitted() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parts_round_trip_in_the_flat_shape() {
-    // The test card declares text/plain; these parts go through as sent.
-    let srv = TestServer::start_with(Kitchen, |b| b.check_input_modes(false)).await;
+    let srv = TestServer::start(Kitchen).await;
     // 0xfb 0xff 0xfe: "+//+" in standard base64, "-__-" in the URL-safe alphabet.
     let sent = json!([
         {"text": "echo these parts"},
