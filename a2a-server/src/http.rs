@@ -318,7 +318,8 @@ impl ServerBuilder {
     /// connection waits for its next request, so such a connection is closed after the
     /// shorter of this and [`Self::idle_timeout`]. Applies to [`Server::serve`].
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
-        self.header_read_timeout = timeout;
+        // hyper adds it to `Instant::now()`, which panics on overflow: a year is forever.
+        self.header_read_timeout = timeout.min(Duration::from_secs(365 * 24 * 60 * 60));
         self
     }
 

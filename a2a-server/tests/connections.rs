@@ -188,48 +188,62 @@ async fn connections_beyond_the_cap_are_refused_at_once_until_one_closes() {
     .expect("once a held connection closes, a new request is served");
 }
 
-#[tokio::test]
-async fn an_sse_stream_outlives_the_idle_and_header_timeouts_and_gets_its_final_event() {
-    let addr = start(|b| {
-        b.idle_timeout(SHORT)
-            .header_read_timeout(SHORT)
-            .keep_alive(Duration::from_millis(100))
-    })
-    .await;
-    // Opened alongside: proves the idle timeout is in force while the stream stays open.
-    let mut silent = TcpStream::connect(addr).await.unwrap();
-    let started = Instant::now();
-    let response = reqwest::Client::new()
+/// Streams a `slow` task over HTTP/1.1 or HTTP/2 until its final event; returns the body.
+async fn stream_slow_task(addr: SocketAddr, http2: bool, message_id: &str) -> String {
+    let client = if http2 {
+        reqwest::Client::builder().http2_prior_knowledge()
+    } else {
+        reqwest::Client::builder().http1_only()
+    };
+    let response = client
+        .build()
+        .unwrap()
         .post(format!("http://{addr}/"))
-        .json(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
-                "message": {"messageId": "m-slow", "role": "ROLE_USER", "parts": [{"text": "slow"}]}
-            }}),
-        )
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
+            "message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "slow"}]}
+        }}))
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
     let mut body = response.bytes_stream();
     let mut text = String::new();
-    timeout(WAIT, async {
-        while let Some(chunk) = body.next().await {
-            text.push_str(&String::from_utf8_lossy(
-                &chunk.expect("the stream is not cut"),
-            ));
-            if text.contains("TASK_STATE_COMPLETED") {
-                return;
-            }
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.unwrap_or_else(|e| panic!("the stream was cut ({e}) after: {text}"));
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        if text.contains("TASK_STATE_COMPLETED") {
+            return text;
         }
-        panic!("the stream ended without its final event: {text}");
+    }
+    panic!("the stream ended without its final event: {text}");
+}
+
+#[tokio::test]
+async fn sse_streams_outlive_the_idle_and_header_timeouts_and_get_their_final_event() {
+    let addr = start(|b| {
+        b.idle_timeout(SHORT)
+            .header_read_timeout(SHORT)
+            .keep_alive(Duration::from_millis(100))
+    })
+    .await;
+    // Opened alongside: proves the idle timeout is in force while the streams stay open.
+    let mut silent = TcpStream::connect(addr).await.unwrap();
+    let started = Instant::now();
+    let (http1, http2) = timeout(WAIT, async {
+        tokio::join!(
+            stream_slow_task(addr, false, "m-slow-1"),
+            stream_slow_task(addr, true, "m-slow-2"),
+        )
     })
     .await
-    .expect("the final event arrives");
+    .expect("the final events arrive");
     assert!(started.elapsed() >= SLOW, "open well past the idle timeout");
-    assert!(
-        text.contains(": keep-alive"),
-        "kept alive by comments: {text}"
-    );
+    for text in [http1, http2] {
+        assert!(
+            text.contains(": keep-alive"),
+            "kept alive by comments: {text}"
+        );
+    }
     timeout(WAIT, closed(&mut silent))
         .await
         .expect("meanwhile, a silent connection was closed for being idle");
@@ -249,6 +263,40 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
     assert!(rest.is_empty(), "nothing more was sent");
     assert!(
         answered.elapsed() >= SHORT - Duration::from_millis(50),
+        "not before the timeout"
+    );
+}
+
+#[tokio::test]
+async fn http2_is_served_and_an_idle_http2_connection_is_closed_after_the_idle_timeout() {
+    let addr = start(|b| b.idle_timeout(SHORT).header_read_timeout(LONG)).await;
+    let client = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let response = client
+        .get(format!("http://{addr}/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.version(), reqwest::Version::HTTP_2);
+    assert_eq!(response.status(), 200);
+
+    // The client preface and an empty SETTINGS frame, then nothing.
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .await
+        .unwrap();
+    let opened = Instant::now();
+    let frames = timeout(WAIT, closed(&mut tcp))
+        .await
+        .expect("the server closes an HTTP/2 connection with no stream open");
+    assert!(
+        !frames.is_empty(),
+        "the server spoke HTTP/2 (SETTINGS, GOAWAY)"
+    );
+    assert!(
+        opened.elapsed() >= SHORT - Duration::from_millis(50),
         "not before the timeout"
     );
 }

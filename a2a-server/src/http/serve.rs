@@ -122,12 +122,14 @@ impl Server {
     /// # Ok(()) }
     /// ```
     ///
-    /// The result is an error only if the listener cannot be used at all; failures to accept
-    /// single connections are logged and retried.
+    /// Accept errors (a connection reset before it was accepted, the open-file limit) are
+    /// logged and retried, not returned: the `io::Result` is that of `axum::serve`, so that
+    /// switching is a one-line change.
     pub async fn serve(self, listener: TcpListener) -> io::Result<()> {
         let shutdown = self.shutdown_token();
         let limits = self.limits;
-        run(listener, self.into_router(), limits, shutdown).await
+        run(listener, self.into_router(), limits, shutdown).await;
+        Ok(())
     }
 
     /// Like [`Server::serve`], shutting down (as if [`Server::shutdown_token`] were cancelled)
@@ -155,8 +157,7 @@ async fn run(
     router: Router,
     limits: ConnectionLimits,
     shutdown: CancellationToken,
-) -> io::Result<()> {
-    listener.local_addr()?;
+) {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
@@ -224,7 +225,6 @@ async fn run(
     if drained.is_err() {
         tracing::warn!("connections still open after the shutdown grace period; leaving them");
     }
-    Ok(())
 }
 
 /// Errors that concern one connection only, not the listener.
@@ -254,7 +254,8 @@ async fn connection(
         router,
         activity: activity.clone(),
     };
-    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service);
+    // No upgrades: the routes have none, and an upgraded socket would outlive its slot.
+    let conn = builder.serve_connection(TokioIo::new(tcp), service);
     tokio::pin!(conn);
     let grace = tokio::select! {
         ended = conn.as_mut() => {
@@ -286,13 +287,20 @@ async fn idle(activity: &watch::Sender<Activity>, timeout: Duration) {
     let mut changes = activity.subscribe();
     loop {
         let now = *changes.borrow_and_update();
-        if now.in_flight == 0 {
-            tokio::select! {
-                () = tokio::time::sleep_until(now.since + timeout) => return,
-                changed = changes.changed() => if changed.is_err() { return },
+        let deadline = now
+            .since
+            .checked_add(timeout)
+            .filter(|_| now.in_flight == 0);
+        let sleep = async {
+            match deadline {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                // Busy (or a timeout beyond the end of time): wait for a change.
+                None => std::future::pending().await,
             }
-        } else if changes.changed().await.is_err() {
-            return;
+        };
+        tokio::select! {
+            () = sleep => return,
+            changed = changes.changed() => if changed.is_err() { return },
         }
     }
 }
