@@ -332,9 +332,9 @@ impl ServerBuilder {
         self
     }
 
-    /// The most client connections open at once (default: [`default_max_connections`], from
-    /// the open-file limit). A connection beyond it is answered `503` and closed at once.
-    /// Applies to [`Server::serve`].
+    /// The most client connections open at once (at least 1; default:
+    /// [`default_max_connections`], from the open-file limit). A connection beyond it is
+    /// answered `503` and closed at once. Applies to [`Server::serve`].
     pub fn max_connections(mut self, max: usize) -> Self {
         self.max_connections = Some(max.max(1));
         self

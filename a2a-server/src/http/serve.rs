@@ -185,7 +185,10 @@ async fn run(
             Err(e) if is_connection_error(&e) => continue,
             Err(e) => {
                 if !failing {
-                    tracing::warn!(error = %e, "accepting connections failed (out of file descriptors?); backing off");
+                    tracing::warn!(
+                        error = %e,
+                        "accepting connections failed (out of file descriptors?); backing off"
+                    );
                     failing = true;
                 }
                 tokio::select! {
