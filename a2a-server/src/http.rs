@@ -6,7 +6,12 @@ mod card;
 mod extract;
 mod jsonrpc;
 mod rest;
+mod serve;
 mod sse;
+
+pub use serve::{
+    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, SHUTDOWN_GRACE, default_max_connections,
+};
 
 use crate::agent::{Agent, DynAgent};
 use crate::auth::{AuthDecision, Authenticator, Principal};
@@ -58,8 +63,8 @@ pub(crate) struct AppState {
     pub(crate) card: card::CardCache,
 }
 
-/// An A2A agent server. Build one with [`Server::builder`], then mount [`Server::into_router`]
-/// in your axum app (you own the listener):
+/// An A2A agent server. Build one with [`Server::builder`], then run it on a listener with
+/// [`Server::serve`] (the recommended way):
 ///
 /// ```no_run
 /// # use a2a_core::{AgentCard, Error};
@@ -75,12 +80,25 @@ pub(crate) struct AppState {
 ///     .public_url("http://127.0.0.1:8080")
 ///     .build()?;
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-/// axum::serve(listener, server.into_router()).await?;
+/// server
+///     .serve_with_shutdown(listener, async {
+///         let _ = tokio::signal::ctrl_c().await;
+///     })
+///     .await?;
 /// # Ok(()) }
 /// ```
+///
+/// Or mount [`Server::into_router`] in your own axum app. `axum::serve` then runs it without
+/// the protections [`Server::serve`] adds, which you must provide yourself (in your HTTP
+/// server, or a proxy in front): a cap on open connections, a header-read timeout and an
+/// idle-connection timeout (that must not cut SSE streams, which only send a keep-alive
+/// comment every [`ServerBuilder::keep_alive`]), and `TCP_NODELAY` on accepted sockets.
+/// Without them a client holding many idle or slowly-sending connections can exhaust the
+/// process's file descriptors and starve every other client.
 #[derive(Debug)]
 pub struct Server {
     state: Arc<AppState>,
+    limits: serve::ConnectionLimits,
 }
 
 /// A configuration mistake found by [`ServerBuilder::build`].
@@ -119,6 +137,9 @@ pub struct ServerBuilder {
     sweep_interval: Duration,
     push: Option<crate::push::PushSettings>,
     check_input_modes: bool,
+    header_read_timeout: Duration,
+    idle_timeout: Duration,
+    max_connections: Option<usize>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -147,6 +168,9 @@ impl Server {
             sweep_interval: Duration::from_secs(60),
             push: None,
             check_input_modes: true,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_connections: None,
         }
     }
 
@@ -316,6 +340,33 @@ impl ServerBuilder {
         self
     }
 
+    /// How long a client may take to send a complete request head (default 10 s); a slower
+    /// one (slowloris) is disconnected. For HTTP/1.1 the clock also runs while a keep-alive
+    /// connection waits for its next request, so such a connection is closed after the
+    /// shorter of this and [`Self::idle_timeout`]. Applies to [`Server::serve`].
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        // hyper adds it to `Instant::now()`, which panics on overflow: a year is forever.
+        self.header_read_timeout = timeout.min(Duration::from_secs(365 * 24 * 60 * 60));
+        self
+    }
+
+    /// Closes a connection that has had no request in flight for this long (default 60 s):
+    /// one that never sends anything, an idle HTTP/1.1 keep-alive connection, an idle HTTP/2
+    /// connection. A request is in flight until its response has been sent, so an open SSE
+    /// stream (which sends keep-alive comments) is never idle. Applies to [`Server::serve`].
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// The most client connections open at once (at least 1; default:
+    /// [`default_max_connections`], from the open-file limit). A connection beyond it is
+    /// answered `503` and closed at once. Applies to [`Server::serve`].
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.max_connections = Some(max.max(1));
+        self
+    }
+
     /// The server, or the first configuration mistake.
     pub fn build(self) -> Result<Server, BuildError> {
         let url = self.public_url.trim_end_matches('/').to_owned();
@@ -412,6 +463,11 @@ impl ServerBuilder {
                     keep_alive: self.keep_alive,
                 },
             }),
+            limits: serve::ConnectionLimits {
+                header_read_timeout: self.header_read_timeout,
+                idle_timeout: self.idle_timeout,
+                max_connections: self.max_connections.unwrap_or_else(default_max_connections),
+            },
         })
     }
 }

@@ -1,8 +1,9 @@
 //! An A2A (Agent2Agent) protocol v1.0 agent server on axum.
 //!
-//! Implement the one trait, [`Agent`], build a [`Server`], and mount its router: you get the
-//! agent card at `/.well-known/agent-card.json` (and `/.well-known/agent.json`), the JSON-RPC
-//! binding at `POST /` (v1.0 and v0.3 method names), the HTTP+JSON binding (`/message:send`,
+//! Implement the one trait, [`Agent`], build a [`Server`], and serve it ([`Server::serve`], or
+//! mount [`Server::into_router`] in your axum app): you get the agent card at
+//! `/.well-known/agent-card.json` (and `/.well-known/agent.json`), the JSON-RPC binding at
+//! `POST /` (v1.0 and v0.3 method names), the HTTP+JSON binding (`/message:send`,
 //! `/tasks/{id}`, … also under `/{tenant}`), server-sent-event streams, and the task lifecycle
 //! enforced and stored before anyone sees a change.
 //!
@@ -31,7 +32,7 @@
 //!         .public_url("http://127.0.0.1:8080")
 //!         .build()?;
 //!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//!     axum::serve(listener, server.into_router()).await?;
+//!     server.serve(listener).await?;
 //!     Ok(())
 //! }
 //! ```
@@ -90,7 +91,9 @@ pub use handler::{
     StreamEvent,
 };
 pub use http::{
-    BuildError, DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_KEEP_ALIVE, Server, ServerBuilder,
+    BuildError, DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder,
+    default_max_connections,
 };
 #[cfg(feature = "sled")]
 pub use store::SledStore;

@@ -51,6 +51,17 @@ struct Args {
     /// Seconds between SSE keep-alive comments.
     #[arg(long, env = "A2A_KEEP_ALIVE_SECS", default_value_t = 15)]
     keep_alive_secs: u64,
+    /// The most client connections open at once; beyond it, new ones get a 503 and are closed
+    /// (default: from the open-file limit, 3/4 of it minus 64).
+    #[arg(long, env = "A2A_MAX_CONNECTIONS")]
+    max_connections: Option<usize>,
+    /// Close a connection with no request in flight (an open stream counts) after this many
+    /// seconds.
+    #[arg(long, env = "A2A_IDLE_TIMEOUT_SECS", default_value_t = 60)]
+    idle_timeout_secs: u64,
+    /// Close a connection whose request head takes longer than this many seconds to arrive.
+    #[arg(long, env = "A2A_HEADER_TIMEOUT_SECS", default_value_t = 10)]
+    header_timeout_secs: u64,
 }
 
 #[tokio::main]
@@ -93,7 +104,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .task_store_arc(store)
         .public_url(&public_url)
         .keep_alive(Duration::from_secs(args.keep_alive_secs.max(1)))
-        .push_notifications(push);
+        .push_notifications(push)
+        .idle_timeout(Duration::from_secs(args.idle_timeout_secs.max(1)))
+        .header_read_timeout(Duration::from_secs(args.header_timeout_secs.max(1)));
+    let server = match args.max_connections {
+        Some(max) => server.max_connections(max),
+        None => server,
+    };
     let server = if args.bearer_tokens.is_empty() {
         server
     } else {
@@ -107,7 +124,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         server
     }
     .build()?;
-    let shutdown = server.shutdown_token();
     let flush = server.handler();
     tracing::info!(
         listen = %local,
@@ -117,19 +133,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     // One line on stdout for scripts and tests that start the server on port 0.
     println!("a2a-server listening on http://{local}");
-    let signal_token = shutdown.clone();
-    // TCP_NODELAY: an SSE event is a small write after the response head; with Nagle's
-    // algorithm it would wait for the client's delayed ACK (about 40 ms).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, server.into_router())
-        .with_graceful_shutdown(async move {
+    server
+        .serve_with_shutdown(listener, async move {
             wait_for_signal().await;
             tracing::info!("shutting down: closing streams, flushing the store");
-            signal_token.cancel();
         })
         .await?;
     flush.flush().await?;

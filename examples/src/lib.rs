@@ -25,7 +25,7 @@ pub async fn serve<A: Agent>(
         .public_url(&url)
         .build()?;
     tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, server.into_router()).await {
+        if let Err(e) = server.serve(listener).await {
             eprintln!("server stopped: {e}");
         }
     });

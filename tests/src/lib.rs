@@ -2,7 +2,7 @@
 //! socket, with raw HTTP, so that it checks the exact JSON on the wire.
 //!
 //! - [`TestServer`] binds `127.0.0.1:0`, builds a [`Server`] whose public URL is the bound
-//!   address, and serves it with `axum::serve`.
+//!   address, and serves it with `Server::serve`.
 //! - [`TestServer::call`] runs one operation in either [`Binding`] (JSON-RPC or HTTP+JSON, with
 //!   the `/{tenant}` prefix taken from `params.tenant`) and returns the result or an
 //!   [`ApiError`], after checking the envelope (JSON-RPC `jsonrpc`/`id`, REST status body).
@@ -226,13 +226,9 @@ impl TestServer {
         let server = configure(builder).build().expect("a valid server");
         let shutdown = server.shutdown_token();
         let handler = server.handler();
-        let router = server.into_router();
-        let stop = shutdown.clone();
         let serving = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await
-                .expect("the server runs");
+            // Stops when `shutdown` is cancelled.
+            server.serve(listener).await.expect("the server runs");
         });
         let http = reqwest::Client::builder().build().expect("an HTTP client");
         Self {

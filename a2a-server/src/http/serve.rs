@@ -1,0 +1,409 @@
+//! [`Server::serve`]: the accept loop, on hyper directly, with the protections `axum::serve`
+//! lacks: a cap on open connections (new ones beyond it get a 503 and are closed at once), a
+//! header-read timeout, an idle timeout (no request in flight), `TCP_NODELAY`, back-off on
+//! accept errors such as EMFILE, and a bounded graceful shutdown.
+
+use super::Server;
+use axum::Router;
+use axum::body::{Body, Bytes, HttpBody};
+use axum::http;
+use http_body::{Frame, SizeHint};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tower::Service as _;
+
+/// How long a client may take to send a request head, by default (see
+/// [`ServerBuilder::header_read_timeout`](super::ServerBuilder::header_read_timeout)).
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a connection may stay open with no request in flight, by default (see
+/// [`ServerBuilder::idle_timeout`](super::ServerBuilder::idle_timeout)).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long [`Server::serve`] waits, once shutting down, for in-flight requests to finish
+/// before it drops their connections.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How long a connection closed for being idle may take to finish closing.
+const IDLE_GRACE: Duration = Duration::from_secs(1);
+
+/// The pause after an accept error such as EMFILE, so that the loop does not spin.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Files kept free for everything that is not a client connection: the store's files, outgoing
+/// webhook sockets, logs.
+const FILE_RESERVE: u64 = 64;
+
+/// The smallest default connection cap, however low the file limit.
+const MIN_CONNECTIONS: u64 = 32;
+
+/// The file limit assumed when there is none (or it cannot be read).
+const UNLIMITED_FILES: u64 = 65_536;
+
+/// The answer to a connection beyond the cap, written without waiting, before closing it.
+const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\
+    connection: close\r\nretry-after: 1\r\n\r\n";
+
+/// The default of [`ServerBuilder::max_connections`](super::ServerBuilder::max_connections),
+/// sized from the process's open-file limit (the soft `RLIMIT_NOFILE` on Unix): three quarters
+/// of it, minus 64 files kept for the store and outgoing webhooks, and at least 32. With the
+/// common limit of 1,024 files that is 704 connections. Without a limit (or off Unix), the
+/// limit is taken as 65,536 files (49,088 connections).
+pub fn default_max_connections() -> usize {
+    #[cfg(unix)]
+    let files = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    #[cfg(not(unix))]
+    let files = None;
+    connections_for(files)
+}
+
+/// The connection cap for a soft file limit (`None`: unlimited).
+fn connections_for(files: Option<u64>) -> usize {
+    let files = files.unwrap_or(UNLIMITED_FILES).min(1 << 24);
+    let cap = (files / 4 * 3)
+        .saturating_sub(FILE_RESERVE)
+        .max(MIN_CONNECTIONS);
+    usize::try_from(cap).unwrap_or(usize::MAX)
+}
+
+/// The connection protections of [`Server::serve`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConnectionLimits {
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) max_connections: usize,
+}
+
+impl Server {
+    /// Serves the agent on `listener` (HTTP/1.1 and HTTP/2) until [`Server::shutdown_token`]
+    /// is cancelled; then stops accepting, ends open streams, lets in-flight requests finish
+    /// (for at most [`SHUTDOWN_GRACE`]) and returns. This is the recommended way to run a
+    /// server: besides [`Server::into_router`]'s routes and upkeep, it
+    ///
+    /// - caps open connections ([`ServerBuilder::max_connections`](super::ServerBuilder::max_connections));
+    ///   one beyond the cap is answered `503` and closed at once, so its client fails fast and
+    ///   the others keep being served;
+    /// - closes a connection whose request head is not complete within
+    ///   [`ServerBuilder::header_read_timeout`](super::ServerBuilder::header_read_timeout)
+    ///   (slowloris), and one with no request in flight for
+    ///   [`ServerBuilder::idle_timeout`](super::ServerBuilder::idle_timeout) (an open SSE
+    ///   stream is a request in flight: it is never cut);
+    /// - sets `TCP_NODELAY`, so that small SSE writes are not held back by Nagle's algorithm;
+    /// - backs off briefly when accepting fails (e.g. the open-file limit is reached).
+    ///
+    /// ```no_run
+    /// # use a2a_core::Error;
+    /// # use a2a_server::{Agent, RequestContext, Server, TaskEvents};
+    /// # struct Echo;
+    /// # impl Agent for Echo {
+    /// #     async fn execute(&self, _: RequestContext, e: TaskEvents) -> Result<(), Error> { e.complete(None).await }
+    /// # }
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = Server::builder(Echo).public_url("http://127.0.0.1:8080").build()?;
+    /// let shutdown = server.shutdown_token();
+    /// tokio::spawn(async move {
+    ///     let _ = tokio::signal::ctrl_c().await;
+    ///     shutdown.cancel(); // stops the server
+    /// });
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    /// server.serve(listener).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Accept errors (a connection reset before it was accepted, the open-file limit) are
+    /// logged and retried, not returned: the `io::Result` is that of `axum::serve`, so that
+    /// switching is a one-line change.
+    pub async fn serve(self, listener: TcpListener) -> io::Result<()> {
+        let shutdown = self.shutdown_token();
+        let limits = self.limits;
+        run(listener, self.into_router(), limits, shutdown).await;
+        Ok(())
+    }
+
+    /// Like [`Server::serve`], shutting down (as if [`Server::shutdown_token`] were cancelled)
+    /// when `signal` completes, e.g. on `tokio::signal::ctrl_c()`.
+    pub async fn serve_with_shutdown(
+        self,
+        listener: TcpListener,
+        signal: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        let token = self.shutdown_token();
+        let trigger = async {
+            tokio::select! {
+                () = signal => token.cancel(),
+                () = token.cancelled() => {}
+            }
+        };
+        let (result, ()) = tokio::join!(self.serve(listener), trigger);
+        result
+    }
+}
+
+/// The accept loop, until `shutdown`; then the bounded wait for open connections.
+async fn run(
+    listener: TcpListener,
+    router: Router,
+    limits: ConnectionLimits,
+    shutdown: CancellationToken,
+) {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    builder.http2().timer(TokioTimer::new());
+    let builder = Arc::new(builder);
+    let max =
+        u32::try_from(limits.max_connections.clamp(1, Semaphore::MAX_PERMITS)).unwrap_or(u32::MAX);
+    let slots = Arc::new(Semaphore::new(max as usize));
+    // Logged once per burst: accept errors, refusals at the cap.
+    let (mut failing, mut refusing) = (false, false);
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let tcp = match accepted {
+            Ok((tcp, _)) => {
+                failing = false;
+                tcp
+            }
+            // The peer gave up before we accepted: nothing to do with the listener.
+            Err(e) if is_connection_error(&e) => continue,
+            Err(e) => {
+                if !failing {
+                    tracing::warn!(
+                        error = %e,
+                        "accepting connections failed (out of file descriptors?); backing off"
+                    );
+                    failing = true;
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
+                    () = shutdown.cancelled() => break,
+                }
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            if !refusing {
+                tracing::warn!(
+                    max_connections = max,
+                    "connection limit reached; refusing new connections"
+                );
+                refusing = true;
+            }
+            // A fresh socket's send buffer is empty: this never waits.
+            let _ = tcp.try_write(BUSY);
+            continue;
+        };
+        refusing = false;
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+        tokio::spawn(connection(
+            builder.clone(),
+            tcp,
+            router.clone(),
+            limits.idle_timeout,
+            shutdown.clone(),
+            slot,
+        ));
+    }
+    drop(listener);
+    // Every connection holds a slot until it is closed, and starts closing on `shutdown`.
+    let drained = tokio::time::timeout(SHUTDOWN_GRACE + IDLE_GRACE, slots.acquire_many(max)).await;
+    if drained.is_err() {
+        tracing::warn!("connections still open after the shutdown grace period; leaving them");
+    }
+}
+
+/// Errors that concern one connection only, not the listener.
+fn is_connection_error(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
+
+/// Serves one connection until it ends, is idle too long, or the server shuts down.
+async fn connection(
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    tcp: TcpStream,
+    router: Router,
+    idle_timeout: Duration,
+    shutdown: CancellationToken,
+    _slot: OwnedSemaphorePermit,
+) {
+    let activity = Arc::new(watch::Sender::new(Activity {
+        in_flight: 0,
+        since: Instant::now(),
+    }));
+    let service = Tracked {
+        router,
+        activity: activity.clone(),
+    };
+    // No upgrades: the routes have none, and an upgraded socket would outlive its slot.
+    let conn = builder.serve_connection(TokioIo::new(tcp), service);
+    tokio::pin!(conn);
+    let grace = tokio::select! {
+        ended = conn.as_mut() => {
+            if let Err(e) = ended {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            return;
+        }
+        () = idle(&activity, idle_timeout) => IDLE_GRACE,
+        () = shutdown.cancelled() => SHUTDOWN_GRACE,
+    };
+    // HTTP/1: close after the current response; HTTP/2: GOAWAY, then close when the open
+    // streams are done. Either way, no longer than `grace`.
+    conn.as_mut().graceful_shutdown();
+    if tokio::time::timeout(grace, conn).await.is_err() {
+        tracing::debug!("connection did not close in time; dropped");
+    }
+}
+
+/// Requests in flight on one connection, and since when there have been none.
+#[derive(Debug, Clone, Copy)]
+struct Activity {
+    in_flight: usize,
+    since: Instant,
+}
+
+/// Completes once the connection has had no request in flight for `timeout`.
+async fn idle(activity: &watch::Sender<Activity>, timeout: Duration) {
+    let mut changes = activity.subscribe();
+    loop {
+        let now = *changes.borrow_and_update();
+        let deadline = now
+            .since
+            .checked_add(timeout)
+            .filter(|_| now.in_flight == 0);
+        let sleep = async {
+            match deadline {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                // Busy (or a timeout beyond the end of time): wait for a change.
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = sleep => return,
+            changed = changes.changed() => if changed.is_err() { return },
+        }
+    }
+}
+
+/// One request in flight, from the call until its response body is finished or dropped.
+#[derive(Debug)]
+struct InFlight(Arc<watch::Sender<Activity>>);
+
+impl InFlight {
+    fn begin(activity: &Arc<watch::Sender<Activity>>) -> Self {
+        // Only the transitions from and to zero matter to the idle watcher.
+        activity.send_if_modified(|a| {
+            a.in_flight += 1;
+            a.in_flight == 1
+        });
+        Self(activity.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.send_if_modified(|a| {
+            a.in_flight -= 1;
+            if a.in_flight == 0 {
+                a.since = Instant::now();
+            }
+            a.in_flight == 0
+        });
+    }
+}
+
+/// The router, counting the requests in flight on its connection.
+#[derive(Debug, Clone)]
+struct Tracked {
+    router: Router,
+    activity: Arc<watch::Sender<Activity>>,
+}
+
+type ResponseFuture =
+    Pin<Box<dyn Future<Output = Result<http::Response<TrackedBody>, Infallible>> + Send>>;
+
+impl hyper::service::Service<http::Request<Incoming>> for Tracked {
+    type Response = http::Response<TrackedBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn call(&self, request: http::Request<Incoming>) -> Self::Future {
+        let in_flight = InFlight::begin(&self.activity);
+        // The router is always ready; a clone is a reference count.
+        let response = self.router.clone().call(request.map(Body::new));
+        Box::pin(async move {
+            let response = response.await?;
+            Ok(response.map(|body| TrackedBody {
+                body,
+                in_flight: Some(in_flight),
+            }))
+        })
+    }
+}
+
+/// A response body that keeps its request counted as in flight until it ends or is dropped.
+#[derive(Debug)]
+struct TrackedBody {
+    body: Body,
+    in_flight: Option<InFlight>,
+}
+
+impl HttpBody for TrackedBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let frame = Pin::new(&mut self.body).poll_frame(cx);
+        if let Poll::Ready(None) = frame {
+            self.in_flight = None;
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::connections_for;
+
+    #[test]
+    fn the_default_cap_leaves_a_quarter_of_the_file_limit_and_a_reserve() {
+        assert_eq!(connections_for(Some(1024)), 704);
+        assert_eq!(connections_for(Some(65_536)), 49_088);
+        assert_eq!(connections_for(None), 49_088);
+        assert_eq!(connections_for(Some(64)), 32, "never below the floor");
+    }
+}

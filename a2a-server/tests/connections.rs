@@ -1,0 +1,302 @@
+//! Hostile clients against `Server::serve`: silent, slowloris and idle keep-alive connections
+//! are closed after their timeouts, connections beyond the cap are refused at once, and a long
+//! SSE stream is never mistaken for an idle connection.
+
+use a2a_core::{Error, Message};
+use a2a_server::{Agent, RequestContext, Server, ServerBuilder, TaskEvents};
+use futures::StreamExt as _;
+use serde_json::json;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, timeout};
+
+/// Short enough to keep the tests quick; every close is awaited for at most [`WAIT`].
+const SHORT: Duration = Duration::from_millis(300);
+/// Long enough never to fire during a test.
+const LONG: Duration = Duration::from_secs(60);
+/// The longest any single await may take.
+const WAIT: Duration = Duration::from_secs(10);
+/// How long the agent works on a `slow` message.
+const SLOW: Duration = Duration::from_millis(1500);
+
+/// Completes at once, or after [`SLOW`] for the text `slow`.
+struct Patient;
+
+impl Agent for Patient {
+    async fn execute(&self, cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
+        events.working("thinking").await?;
+        if cx.message.text() == "slow" {
+            tokio::time::sleep(SLOW).await;
+        }
+        events.complete(Some(Message::agent_text("done"))).await
+    }
+}
+
+/// Serves with `Server::serve` on a free loopback port.
+async fn start(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let builder = Server::builder(Patient).public_url(format!("http://{addr}"));
+    let server = configure(builder).build().unwrap();
+    tokio::spawn(async move { server.serve(listener).await });
+    addr
+}
+
+const CARD_REQUEST: &[u8] = b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: a2a\r\n\r\n";
+
+/// Reads one HTTP/1.1 response with a `content-length`; returns its status line.
+async fn read_response(tcp: &mut TcpStream) -> String {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = tcp.read(&mut chunk).await.expect("read a response");
+        assert!(n > 0, "closed before a whole response: {buf:?}");
+        buf.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        let Some(head_end) = text.find("\r\n\r\n") else {
+            continue;
+        };
+        let length: usize = text[..head_end]
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse().unwrap())
+            })
+            .expect("a content-length");
+        if buf.len() >= head_end + 4 + length {
+            return text.lines().next().unwrap().to_owned();
+        }
+    }
+}
+
+/// Waits until the server closes `tcp`: a read returns end-of-file or an error (a reset).
+/// Returns what was read before (e.g. a refusal).
+async fn closed(tcp: &mut TcpStream) -> Vec<u8> {
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 1024];
+    loop {
+        match tcp.read(&mut chunk).await {
+            Ok(0) | Err(_) => return seen,
+            Ok(n) => seen.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+async fn card_ok(addr: SocketAddr) -> bool {
+    // A fresh client each time: no pooled connection.
+    let client = reqwest::Client::new();
+    match client
+        .get(format!("http://{addr}/.well-known/agent-card.json"))
+        .send()
+        .await
+    {
+        Ok(r) => r.status() == 200,
+        Err(_) => false,
+    }
+}
+
+#[tokio::test]
+async fn a_silent_connection_is_closed_after_the_idle_timeout() {
+    let addr = start(|b| b.idle_timeout(SHORT).header_read_timeout(LONG)).await;
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    let opened = Instant::now();
+    timeout(WAIT, closed(&mut tcp))
+        .await
+        .expect("the server closes a connection that never sends anything");
+    assert!(
+        opened.elapsed() >= SHORT - Duration::from_millis(50),
+        "not before the timeout"
+    );
+}
+
+#[tokio::test]
+async fn a_slowloris_connection_is_closed_after_the_header_timeout_while_others_are_served() {
+    let addr = start(|b| b.header_read_timeout(SHORT).idle_timeout(LONG)).await;
+    let mut slow = TcpStream::connect(addr).await.unwrap();
+    let opened = Instant::now();
+    let head = b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: a2a\r\nx-slow: ";
+    let dribble = async {
+        let mut chunk = [0u8; 1024];
+        for byte in head.iter().chain(std::iter::repeat(&b'a')) {
+            if slow.write_all(&[*byte]).await.is_err() {
+                return;
+            }
+            // One byte every 200 ms, watching for the close in between.
+            // (Anything read before the close, such as a 408, is skipped.)
+            let read = timeout(Duration::from_millis(200), slow.read(&mut chunk)).await;
+            if let Ok(Ok(0) | Err(_)) = read {
+                return;
+            }
+        }
+    };
+    let others = async {
+        for _ in 0..3 {
+            assert!(card_ok(addr).await, "a normal request is served meanwhile");
+        }
+    };
+    let ((), ()) = timeout(WAIT, async { tokio::join!(dribble, others) })
+        .await
+        .expect("the server closes a connection whose head never completes");
+    assert!(
+        opened.elapsed() >= SHORT - Duration::from_millis(50),
+        "not before the timeout"
+    );
+    assert!(
+        opened.elapsed() < LONG / 2,
+        "closed by the header timeout, not the idle one"
+    );
+}
+
+#[tokio::test]
+async fn connections_beyond_the_cap_are_refused_at_once_until_one_closes() {
+    let addr = start(|b| {
+        b.max_connections(3)
+            .idle_timeout(LONG)
+            .header_read_timeout(LONG)
+    })
+    .await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(TcpStream::connect(addr).await.unwrap());
+    }
+    // A held connection is served (the server accepted it, in order, before the next ones).
+    held[2].write_all(CARD_REQUEST).await.unwrap();
+    let status = timeout(WAIT, read_response(&mut held[2])).await.unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+
+    let mut extra = TcpStream::connect(addr).await.unwrap();
+    let answer = timeout(Duration::from_secs(2), closed(&mut extra))
+        .await
+        .expect("a connection beyond the cap is closed at once, not left hanging");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 503"),
+        "{answer}"
+    );
+    assert!(!card_ok(addr).await, "still full");
+
+    drop(held.remove(0));
+    timeout(WAIT, async {
+        while !card_ok(addr).await {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("once a held connection closes, a new request is served");
+}
+
+/// Streams a `slow` task over HTTP/1.1 or HTTP/2 until its final event; returns the body.
+async fn stream_slow_task(addr: SocketAddr, http2: bool, message_id: &str) -> String {
+    let client = if http2 {
+        reqwest::Client::builder().http2_prior_knowledge()
+    } else {
+        reqwest::Client::builder().http1_only()
+    };
+    let response = client
+        .build()
+        .unwrap()
+        .post(format!("http://{addr}/"))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
+            "message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "slow"}]}
+        }}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let mut body = response.bytes_stream();
+    let mut text = String::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.unwrap_or_else(|e| panic!("the stream was cut ({e}) after: {text}"));
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        if text.contains("TASK_STATE_COMPLETED") {
+            return text;
+        }
+    }
+    panic!("the stream ended without its final event: {text}");
+}
+
+#[tokio::test]
+async fn sse_streams_outlive_the_idle_and_header_timeouts_and_get_their_final_event() {
+    let addr = start(|b| {
+        b.idle_timeout(SHORT)
+            .header_read_timeout(SHORT)
+            .keep_alive(Duration::from_millis(100))
+    })
+    .await;
+    // Opened alongside: proves the idle timeout is in force while the streams stay open.
+    let mut silent = TcpStream::connect(addr).await.unwrap();
+    let started = Instant::now();
+    let (http1, http2) = timeout(WAIT, async {
+        tokio::join!(
+            stream_slow_task(addr, false, "m-slow-1"),
+            stream_slow_task(addr, true, "m-slow-2"),
+        )
+    })
+    .await
+    .expect("the final events arrive");
+    assert!(started.elapsed() >= SLOW, "open well past the idle timeout");
+    for text in [http1, http2] {
+        assert!(
+            text.contains(": keep-alive"),
+            "kept alive by comments: {text}"
+        );
+    }
+    timeout(WAIT, closed(&mut silent))
+        .await
+        .expect("meanwhile, a silent connection was closed for being idle");
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
+    let addr = start(|b| b.idle_timeout(SHORT).header_read_timeout(LONG)).await;
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(CARD_REQUEST).await.unwrap();
+    let status = timeout(WAIT, read_response(&mut tcp)).await.unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    let answered = Instant::now();
+    let rest = timeout(WAIT, closed(&mut tcp))
+        .await
+        .expect("the server closes a keep-alive connection left idle");
+    assert!(rest.is_empty(), "nothing more was sent");
+    assert!(
+        answered.elapsed() >= SHORT - Duration::from_millis(50),
+        "not before the timeout"
+    );
+}
+
+#[tokio::test]
+async fn http2_is_served_and_an_idle_http2_connection_is_closed_after_the_idle_timeout() {
+    let addr = start(|b| b.idle_timeout(SHORT).header_read_timeout(LONG)).await;
+    let client = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let response = client
+        .get(format!("http://{addr}/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.version(), reqwest::Version::HTTP_2);
+    assert_eq!(response.status(), 200);
+
+    // The client preface and an empty SETTINGS frame, then nothing.
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .await
+        .unwrap();
+    let opened = Instant::now();
+    let frames = timeout(WAIT, closed(&mut tcp))
+        .await
+        .expect("the server closes an HTTP/2 connection with no stream open");
+    assert!(
+        !frames.is_empty(),
+        "the server spoke HTTP/2 (SETTINGS, GOAWAY)"
+    );
+    assert!(
+        opened.elapsed() >= SHORT - Duration::from_millis(50),
+        "not before the timeout"
+    );
+}
