@@ -19,10 +19,15 @@
 //! actually resolved at connect time and on every redirect (redirects must stay on the same
 //! host), unless the host or address is on the allow-list.
 
+mod deliver;
+mod guard;
+
+pub use guard::is_forbidden;
+
 use crate::store::{DeadLetter, PushRecord, StoreError, TaskStore};
-use a2a_core::{Error, StreamResponse, TaskId, Timestamp};
+use a2a_core::{TaskId, Timestamp};
+use guard::AllowRule;
 use std::collections::{HashMap, HashSet};
-use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -80,175 +85,11 @@ impl PushSettings {
         self
     }
 
-    fn host_allowed(&self, host: &str) -> bool {
-        self.allow.iter().any(|r| match r {
-            AllowRule::Host(h) => h.eq_ignore_ascii_case(host.trim_end_matches('.')),
-            AllowRule::Net(..) => false,
-        })
-    }
-
-    fn ip_allowed(&self, ip: IpAddr) -> bool {
-        !is_forbidden(ip)
-            || self.allow.iter().any(|r| match r {
-                AllowRule::Net(net, prefix) => in_net(ip, *net, *prefix),
-                AllowRule::Host(_) => false,
-            })
-    }
-
-    /// Checks a webhook URL before registering it: an http(s) URL whose host, if it is an
-    /// address, is allowed. (Host names are checked when resolved, at every delivery.)
-    pub(crate) fn check_url(&self, url: &str) -> Result<reqwest::Url, Error> {
-        let refuse = |why: String| Error::invalid_params("url", why);
-        let parsed =
-            reqwest::Url::parse(url).map_err(|e| refuse(format!("{url:?} is not a URL: {e}")))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(refuse(format!("{url:?} must be an http or https URL")));
-        }
-        let host = parsed
-            .host_str()
-            .ok_or_else(|| refuse(format!("{url:?} has no host")))?;
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let refused = match bare.parse::<IpAddr>() {
-            Ok(ip) => !self.ip_allowed(ip),
-            Err(_) => {
-                let name = bare.trim_end_matches('.').to_ascii_lowercase();
-                (name == "localhost" || name.ends_with(".localhost")) && !self.host_allowed(&name)
-            }
-        };
-        if refused {
-            return Err(refuse(format!(
-                "{url:?} points to a loopback, private or reserved address; webhooks there are refused"
-            )));
-        }
-        Ok(parsed)
-    }
-
     fn backoff_for(&self, failures: u32) -> Duration {
         let exp = failures.saturating_sub(1).min(20);
         self.initial_backoff
             .saturating_mul(1u32 << exp)
             .min(self.max_backoff)
-    }
-}
-
-/// An allow-list entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum AllowRule {
-    Host(String),
-    Net(IpAddr, u8),
-}
-
-impl AllowRule {
-    fn parse(s: &str) -> Result<Self, String> {
-        let s = s.trim();
-        let (addr, prefix) = match s.split_once('/') {
-            Some((a, p)) => (a, Some(p)),
-            None => (s, None),
-        };
-        if let Ok(ip) = addr.trim_matches(['[', ']']).parse::<IpAddr>() {
-            let max = if ip.is_ipv4() { 32 } else { 128 };
-            let prefix = match prefix {
-                Some(p) => p
-                    .parse::<u8>()
-                    .ok()
-                    .filter(|p| *p <= max)
-                    .ok_or_else(|| format!("{s:?}: bad prefix length"))?,
-                None => max,
-            };
-            return Ok(AllowRule::Net(ip, prefix));
-        }
-        if prefix.is_some() || s.is_empty() || s.contains(['/', ':', ' ']) {
-            return Err(format!("{s:?} is neither a host name nor an address range"));
-        }
-        Ok(AllowRule::Host(s.to_ascii_lowercase()))
-    }
-}
-
-fn in_net(ip: IpAddr, net: IpAddr, prefix: u8) -> bool {
-    match (ip, net) {
-        (IpAddr::V4(a), IpAddr::V4(n)) => {
-            let mask = if prefix == 0 {
-                0
-            } else {
-                u32::MAX << (32 - u32::from(prefix))
-            };
-            u32::from(a) & mask == u32::from(n) & mask
-        }
-        (IpAddr::V6(a), IpAddr::V6(n)) => {
-            let mask = if prefix == 0 {
-                0
-            } else {
-                u128::MAX << (128 - u32::from(prefix))
-            };
-            u128::from(a) & mask == u128::from(n) & mask
-        }
-        (IpAddr::V6(a), IpAddr::V4(_)) => a
-            .to_ipv4_mapped()
-            .is_some_and(|v4| in_net(IpAddr::V4(v4), net, prefix)),
-        _ => false,
-    }
-}
-
-/// Addresses a webhook must not reach: loopback, private (RFC 1918, unique local), link-local
-/// (including 169.254.169.254, cloud metadata), unspecified, multicast, broadcast, shared
-/// (CGNAT), documentation and other reserved ranges.
-pub fn is_forbidden(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || v4.is_documentation()
-                || o[0] == 0
-                || (o[0] == 100 && (64..128).contains(&o[1]))
-                || o[0] >= 240
-                || (o[0] == 192 && o[1] == 0 && o[2] == 0)
-                || (o[0] == 198 && (18..20).contains(&o[1]))
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_forbidden(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local
-                || (first & 0xffc0) == 0xfe80 // link-local
-                || (first & 0xffc0) == 0xfec0 // site-local
-                || first == 0x2001 && v6.segments()[1] == 0x0db8 // documentation
-        }
-    }
-}
-
-/// Resolves webhook host names, keeping only addresses the guard allows: the check happens on
-/// the address the connection will use, so DNS rebinding cannot slip past it.
-struct GuardedResolver(Arc<PushSettings>);
-
-impl reqwest::dns::Resolve for GuardedResolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let settings = self.0.clone();
-        Box::pin(async move {
-            let host = name.as_str().to_owned();
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let all = settings.host_allowed(&host);
-            let allowed: Vec<SocketAddr> = addrs
-                .into_iter()
-                .filter(|a| all || settings.ip_allowed(a.ip()))
-                .collect();
-            if allowed.is_empty() {
-                return Err(format!(
-                    "webhook host {host} resolves only to refused (private or reserved) addresses"
-                )
-                .into());
-            }
-            Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
-        })
     }
 }
 
@@ -277,29 +118,7 @@ impl Pusher {
         shutdown: CancellationToken,
     ) -> Result<Self, reqwest::Error> {
         let settings = Arc::new(settings);
-        let guard = settings.clone();
-        let http = reqwest::Client::builder()
-            .dns_resolver(Arc::new(GuardedResolver(settings.clone())))
-            .timeout(settings.timeout)
-            .connect_timeout(settings.timeout)
-            .tcp_nodelay(true)
-            .user_agent(concat!("a2a-rust-push/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::custom(move |attempt| {
-                let first_host = attempt
-                    .previous()
-                    .first()
-                    .and_then(|u| u.host_str().map(str::to_owned));
-                if attempt.previous().len() > 5 {
-                    attempt.error("too many redirects")
-                } else if first_host.as_deref() != attempt.url().host_str() {
-                    attempt.error("a webhook may only redirect on its own host")
-                } else if guard.check_url(attempt.url().as_str()).is_err() {
-                    attempt.error("redirect to a refused address")
-                } else {
-                    attempt.follow()
-                }
-            }))
-            .build()?;
+        let http = deliver::client(&settings)?;
         Ok(Self {
             store,
             http,
@@ -435,137 +254,11 @@ impl Pusher {
         self.store.put_push_config(record.clone()).await?;
         self.store.sync().await
     }
-
-    /// Posts one event, retrying with backoff; `Err` after the last attempt.
-    async fn deliver(
-        &self,
-        record: &PushRecord,
-        seq: u64,
-        event: &StreamResponse,
-    ) -> Result<(), String> {
-        let config = &record.config;
-        let task = config.task_id.clone().unwrap_or_default();
-        let (body, content_type) = if record.v03 {
-            (
-                a2a_core::v03::encode_stream_event(event).to_string(),
-                "application/json",
-            )
-        } else {
-            (
-                serde_json::to_string(event).map_err(|e| e.to_string())?,
-                "application/a2a+json",
-            )
-        };
-        let mut last_error = String::new();
-        for attempt in 1..=self.settings.max_attempts {
-            if let Err(e) = self.settings.check_url(&config.url) {
-                return Err(e.message);
-            }
-            let mut request = self
-                .http
-                .post(&config.url)
-                .header(reqwest::header::CONTENT_TYPE, content_type)
-                .header("A2A-Notification-Id", format!("{task}:{seq}"))
-                .body(body.clone());
-            if let Some(auth) = &config.authentication {
-                let value = match &auth.credentials {
-                    Some(c) => format!("{} {c}", auth.scheme),
-                    None => auth.scheme.clone(),
-                };
-                request = request.header(reqwest::header::AUTHORIZATION, value);
-            }
-            if let Some(token) = &config.token {
-                request = request
-                    .header("X-A2A-Notification-Token", token)
-                    .header("A2A-Notification-Token", token);
-            }
-            match request.send().await {
-                Ok(r) if r.status().is_success() => return Ok(()),
-                Ok(r) => last_error = format!("HTTP {}", r.status()),
-                Err(e) => {
-                    last_error = std::error::Error::source(&e)
-                        .map_or_else(|| e.to_string(), |s| format!("{e}: {s}"));
-                }
-            }
-            if attempt < self.settings.max_attempts {
-                tracing::debug!(task = %task, seq, attempt, error = %last_error, "webhook delivery failed; retrying");
-                tokio::select! {
-                    () = tokio::time::sleep(self.settings.backoff_for(attempt)) => {}
-                    () = self.shutdown.cancelled() => return Err("server shutting down".into()),
-                }
-            }
-        }
-        Err(last_error)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn private_loopback_link_local_and_reserved_addresses_are_forbidden() {
-        for bad in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "172.31.255.255",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "224.0.0.1",
-            "255.255.255.255",
-            "100.64.0.1",
-            "::1",
-            "::",
-            "fe80::1",
-            "fc00::1",
-            "fd12::1",
-            "ff02::1",
-            "::ffff:127.0.0.1",
-            "::ffff:169.254.169.254",
-        ] {
-            assert!(is_forbidden(bad.parse().unwrap()), "{bad} must be refused");
-        }
-        for good in ["8.8.8.8", "172.32.0.1", "93.184.216.34", "2606:4700::1111"] {
-            assert!(
-                !is_forbidden(good.parse().unwrap()),
-                "{good} must be allowed"
-            );
-        }
-    }
-
-    #[test]
-    fn the_allow_list_exempts_hosts_and_ranges() {
-        let s = PushSettings::default()
-            .allow("127.0.0.1")
-            .unwrap()
-            .allow("10.0.0.0/8")
-            .unwrap()
-            .allow("hooks.internal")
-            .unwrap();
-        assert!(s.ip_allowed("127.0.0.1".parse().unwrap()));
-        assert!(!s.ip_allowed("127.0.0.2".parse().unwrap()));
-        assert!(s.ip_allowed("10.9.8.7".parse().unwrap()));
-        assert!(!s.ip_allowed("192.168.0.1".parse().unwrap()));
-        assert!(s.host_allowed("HOOKS.internal"));
-        assert!(s.check_url("http://127.0.0.1:9/h").is_ok());
-        assert!(s.check_url("http://192.168.0.1/h").is_err());
-        assert!(s.check_url("ftp://example.com/h").is_err());
-        assert!(
-            PushSettings::default()
-                .check_url("http://localhost:8080/h")
-                .is_err()
-        );
-        assert!(PushSettings::default().check_url("http://[::1]/h").is_err());
-        assert!(
-            PushSettings::default()
-                .check_url("https://hooks.example.com/a2a")
-                .is_ok()
-        );
-        assert!(PushSettings::default().allow("10.0.0.0/33").is_err());
-        assert!(PushSettings::default().allow("not a host").is_err());
-    }
 
     #[test]
     fn backoff_doubles_up_to_the_maximum() {

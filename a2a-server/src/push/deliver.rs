@@ -1,0 +1,99 @@
+//! Posting events to webhooks: the HTTP client (guarded resolver, redirect policy) and one
+//! delivery with its retries.
+
+use super::guard::GuardedResolver;
+use super::{PushSettings, Pusher};
+use crate::store::PushRecord;
+use a2a_core::StreamResponse;
+use std::sync::Arc;
+
+/// The webhook HTTP client: addresses checked at connect time, redirects only on the same host.
+pub(super) fn client(settings: &Arc<PushSettings>) -> Result<reqwest::Client, reqwest::Error> {
+    let guard = settings.clone();
+    reqwest::Client::builder()
+        .dns_resolver(Arc::new(GuardedResolver(settings.clone())))
+        .timeout(settings.timeout)
+        .connect_timeout(settings.timeout)
+        .tcp_nodelay(true)
+        .user_agent(concat!("a2a-rust-push/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::custom(move |attempt| {
+            let first_host = attempt
+                .previous()
+                .first()
+                .and_then(|u| u.host_str().map(str::to_owned));
+            if attempt.previous().len() > 5 {
+                attempt.error("too many redirects")
+            } else if first_host.as_deref() != attempt.url().host_str() {
+                attempt.error("a webhook may only redirect on its own host")
+            } else if guard.check_url(attempt.url().as_str()).is_err() {
+                attempt.error("redirect to a refused address")
+            } else {
+                attempt.follow()
+            }
+        }))
+        .build()
+}
+
+impl Pusher {
+    /// Posts one event, retrying with backoff; `Err` after the last attempt.
+    pub(super) async fn deliver(
+        &self,
+        record: &PushRecord,
+        seq: u64,
+        event: &StreamResponse,
+    ) -> Result<(), String> {
+        let config = &record.config;
+        let task = config.task_id.clone().unwrap_or_default();
+        let (body, content_type) = if record.v03 {
+            (
+                a2a_core::v03::encode_stream_event(event).to_string(),
+                "application/json",
+            )
+        } else {
+            (
+                serde_json::to_string(event).map_err(|e| e.to_string())?,
+                "application/a2a+json",
+            )
+        };
+        let mut last_error = String::new();
+        for attempt in 1..=self.settings.max_attempts {
+            if let Err(e) = self.settings.check_url(&config.url) {
+                return Err(e.message);
+            }
+            let mut request = self
+                .http
+                .post(&config.url)
+                .header(reqwest::header::CONTENT_TYPE, content_type)
+                .header("A2A-Notification-Id", format!("{task}:{seq}"))
+                .body(body.clone());
+            if let Some(auth) = &config.authentication {
+                let value = match &auth.credentials {
+                    Some(c) => format!("{} {c}", auth.scheme),
+                    None => auth.scheme.clone(),
+                };
+                request = request.header(reqwest::header::AUTHORIZATION, value);
+            }
+            if let Some(token) = &config.token {
+                request = request
+                    .header("X-A2A-Notification-Token", token)
+                    .header("A2A-Notification-Token", token);
+            }
+            match request.send().await {
+                Ok(r) if r.status().is_success() => return Ok(()),
+                Ok(r) => last_error = format!("HTTP {}", r.status()),
+                Err(e) => {
+                    last_error = std::error::Error::source(&e)
+                        .map_or_else(|| e.to_string(), |s| format!("{e}: {s}"));
+                }
+            }
+            if attempt < self.settings.max_attempts {
+                tracing::debug!(task = %task, seq, attempt, error = %last_error, "webhook delivery failed; retrying");
+                tokio::select! {
+                    () = tokio::time::sleep(self.settings.backoff_for(attempt)) => {}
+                    () = self.shutdown.cancelled() => return Err("server shutting down".into()),
+                }
+            }
+        }
+        Err(last_error)
+    }
+}
