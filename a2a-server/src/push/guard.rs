@@ -3,7 +3,7 @@
 
 use super::PushSettings;
 use a2a_core::Error;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 impl PushSettings {
@@ -14,12 +14,32 @@ impl PushSettings {
         })
     }
 
+    /// Whether a webhook may reach `ip`: it is not forbidden, or the allow-list exempts it.
+    /// An IPv6 address that embeds an IPv4 one (see [`embedded_ipv4`]) passes only if its
+    /// own range is allowed or forbidden by nothing, and each embedded IPv4 address is
+    /// allowed too (listed, or not forbidden): an allowed `10.0.0.0/8` also lets
+    /// `64:ff9b::a00:1` (NAT64 to 10.0.0.1) through, an allowed `64:ff9b::/96` lets every
+    /// NAT64 address through.
     pub(super) fn ip_allowed(&self, ip: IpAddr) -> bool {
-        !is_forbidden(ip)
-            || self.allow.iter().any(|r| match r {
-                AllowRule::Net(net, prefix) => in_net(ip, *net, *prefix),
-                AllowRule::Host(_) => false,
-            })
+        if self.net_allowed(ip) {
+            return true;
+        }
+        match ip {
+            IpAddr::V4(v4) => !forbidden_v4(v4),
+            IpAddr::V6(v6) => {
+                !forbidden_v6_range(v6)
+                    && embedded_ipv4(v6)
+                        .is_none_or(|v4| !forbidden_v4(v4) || self.net_allowed(IpAddr::V4(v4)))
+            }
+        }
+    }
+
+    /// Whether an allow-list range contains `ip`.
+    fn net_allowed(&self, ip: IpAddr) -> bool {
+        self.allow.iter().any(|r| match r {
+            AllowRule::Net(net, prefix) => in_net(ip, *net, *prefix),
+            AllowRule::Host(_) => false,
+        })
     }
 
     /// Checks a webhook URL before registering it: an http(s) URL whose host, if it is an
@@ -111,37 +131,80 @@ fn in_net(ip: IpAddr, net: IpAddr, prefix: u8) -> bool {
 
 /// Addresses a webhook must not reach: loopback, private (RFC 1918, unique local), link-local
 /// (including 169.254.169.254, cloud metadata), unspecified, multicast, broadcast, shared
-/// (CGNAT), documentation and other reserved ranges.
+/// (CGNAT), documentation and other reserved ranges, the NAT64 local-use prefix
+/// `64:ff9b:1::/48`; and IPv6 addresses that embed such an IPv4 address (IPv4-mapped,
+/// IPv4-compatible, IPv4-translated, NAT64 `64:ff9b::/96`, 6to4, Teredo, ISATAP), since the
+/// network hands those to the embedded address.
 pub fn is_forbidden(ip: IpAddr) -> bool {
     match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || v4.is_documentation()
-                || o[0] == 0
-                || (o[0] == 100 && (64..128).contains(&o[1]))
-                || o[0] >= 240
-                || (o[0] == 192 && o[1] == 0 && o[2] == 0)
-                || (o[0] == 198 && (18..20).contains(&o[1]))
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_forbidden(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local
-                || (first & 0xffc0) == 0xfe80 // link-local
-                || (first & 0xffc0) == 0xfec0 // site-local
-                || first == 0x2001 && v6.segments()[1] == 0x0db8 // documentation
-        }
+        IpAddr::V4(v4) => forbidden_v4(v4),
+        IpAddr::V6(v6) => forbidden_v6_range(v6) || embedded_ipv4(v6).is_some_and(forbidden_v4),
+    }
+}
+
+fn forbidden_v4(v4: Ipv4Addr) -> bool {
+    let o = v4.octets();
+    v4.is_loopback()
+        || v4.is_private()
+        || v4.is_link_local()
+        || v4.is_unspecified()
+        || v4.is_multicast()
+        || v4.is_broadcast()
+        || v4.is_documentation()
+        || o[0] == 0
+        || (o[0] == 100 && (64..128).contains(&o[1]))
+        || o[0] >= 240
+        || (o[0] == 192 && o[1] == 0 && o[2] == 0)
+        || (o[0] == 198 && (18..20).contains(&o[1]))
+}
+
+/// IPv6 ranges refused for themselves (whatever they embed).
+fn forbidden_v6_range(v6: Ipv6Addr) -> bool {
+    let s = v6.segments();
+    v6.is_loopback()
+        || v6.is_unspecified()
+        || v6.is_multicast()
+        || (s[0] & 0xfe00) == 0xfc00 // unique local
+        || (s[0] & 0xffc0) == 0xfe80 // link-local
+        || (s[0] & 0xffc0) == 0xfec0 // site-local
+        || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+        || (s[0] == 0x0100 && s[1..4] == [0, 0, 0]) // discard-only, 100::/64
+        || s[..3] == [0x64, 0xff9b, 1] // NAT64 local-use (see `embedded_ipv4`)
+}
+
+/// The IPv4 addresses an IPv6 address hands traffic to, for every form that embeds one:
+///
+/// - IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d` (deprecated, still routed by
+///   some stacks), IPv4-translated `::ffff:0:a.b.c.d` (SIIT): the last 32 bits;
+/// - NAT64, the well-known prefix `64:ff9b::/96`: the last 32 bits;
+/// - 6to4 `2002:a.b.c.d::/48`: bits 16 to 47;
+/// - Teredo `2001:0::/32`: the client, the last 32 bits inverted (the server address, bits 32
+///   to 63, only relays);
+/// - ISATAP interface ids (`…:0:5efe:a.b.c.d`, with the universal/group bits either way, under
+///   any prefix): the last 32 bits, the tunnel end point inside the site, which is why it is
+///   checked like the destination.
+///
+/// (The NAT64 local-use prefix `64:ff9b:1::/48` of RFC 8215 is refused as a whole instead:
+/// its operator chooses where in the address the IPv4 one sits, and what it translates to is
+/// the operator's own network.)
+pub(crate) fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let bits = u128::from(v6);
+    let s = v6.segments();
+    // `width` bits of the address from bit `from` (0 = the most significant).
+    let field =
+        |from: u32, width: u32| ((bits >> (128 - from - width)) & ((1 << width) - 1)) as u32;
+    let compatible_or_mapped = s[..5] == [0; 5] && (s[5] == 0 || s[5] == 0xffff);
+    let translated = s[..4] == [0; 4] && s[4] == 0xffff && s[5] == 0;
+    let nat64 = s[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
+    let isatap = (s[4] & 0xfcff) == 0 && s[5] == 0x5efe;
+    if s[0] == 0x2002 {
+        Some(Ipv4Addr::from(field(16, 32))) // 6to4
+    } else if s[0] == 0x2001 && s[1] == 0 {
+        Some(Ipv4Addr::from(!field(96, 32))) // Teredo client
+    } else if compatible_or_mapped || translated || nat64 || isatap {
+        Some(Ipv4Addr::from(field(96, 32)))
+    } else {
+        None
     }
 }
 
@@ -206,6 +269,94 @@ mod tests {
                 "{good} must be allowed"
             );
         }
+    }
+
+    /// IPv6 forms that hand traffic to an embedded IPv4 address: (address, the IPv4 address
+    /// it reaches).
+    const EMBEDDING: &[(&str, &str)] = &[
+        ("::127.0.0.1", "127.0.0.1"),        // IPv4-compatible
+        ("::10.0.0.1", "10.0.0.1"),          // IPv4-compatible
+        ("::ffff:127.0.0.1", "127.0.0.1"),   // IPv4-mapped
+        ("::ffff:0:127.0.0.1", "127.0.0.1"), // IPv4-translated
+        ("::ffff:0:169.254.169.254", "169.254.169.254"),
+        ("64:ff9b::7f00:1", "127.0.0.1"), // NAT64, well-known prefix
+        ("64:ff9b::a9fe:a9fe", "169.254.169.254"), // NAT64 to cloud metadata
+        ("2002:7f00:1::1", "127.0.0.1"),  // 6to4
+        ("2002:c0a8:101::", "192.168.1.1"), // 6to4
+        ("2001:0:4136:e378:8000:63bf:80ff:fffe", "127.0.0.1"), // Teredo client
+        ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "10.0.0.1"), // Teredo client
+        ("2001:db9::5efe:7f00:1", "127.0.0.1"), // ISATAP
+        ("2001:db9::200:5efe:a00:1", "10.0.0.1"), // ISATAP, universal bit
+    ];
+
+    #[test]
+    fn ipv6_addresses_embedding_a_forbidden_ipv4_address_are_forbidden() {
+        for (v6, v4) in EMBEDDING {
+            let ip: Ipv6Addr = v6.parse().unwrap();
+            let v4: Ipv4Addr = v4.parse().unwrap();
+            assert_eq!(embedded_ipv4(ip), Some(v4), "{v6}");
+            assert!(is_forbidden(IpAddr::V6(ip)), "{v6} must be refused");
+            assert!(!PushSettings::default().ip_allowed(IpAddr::V6(ip)), "{v6}");
+            let url = format!("http://[{v6}]:8080/hook");
+            assert!(PushSettings::default().check_url(&url).is_err(), "{url}");
+        }
+        // The same forms around public IPv4 addresses are fine.
+        for good in [
+            "::8.8.8.8",
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7", // Teredo client 8.8.8.8
+            "2001:db9::5efe:808:808",
+        ] {
+            let ip: IpAddr = good.parse().unwrap();
+            assert!(!is_forbidden(ip), "{good} must be allowed");
+            assert!(PushSettings::default().ip_allowed(ip), "{good}");
+        }
+    }
+
+    #[test]
+    fn the_nat64_local_use_prefix_is_refused_as_a_whole_unless_allowed() {
+        // Wherever its operator puts the IPv4 address (/96, /48, /56, /64 forms of 127.0.0.1,
+        // 192.168.0.1, 10.0.0.1, and of the public 8.8.8.8).
+        for v6 in [
+            "64:ff9b:1::7f00:1",
+            "64:ff9b:1:7f00:0:100::",
+            "64:ff9b:1:c0:a8:1::",
+            "64:ff9b:1:0:a:0:100:0",
+            "64:ff9b:1::808:808",
+        ] {
+            let ip: IpAddr = v6.parse().unwrap();
+            assert!(is_forbidden(ip), "{v6} must be refused");
+            let url = format!("http://[{v6}]/hook");
+            assert!(PushSettings::default().check_url(&url).is_err(), "{url}");
+            let allowed = PushSettings::default().allow("64:ff9b:1::/48").unwrap();
+            assert!(allowed.check_url(&url).is_ok(), "{url}");
+        }
+    }
+
+    #[test]
+    fn the_allow_list_exempts_embedded_addresses_by_their_ipv4_or_ipv6_range() {
+        let v4 = PushSettings::default()
+            .allow("127.0.0.1")
+            .unwrap()
+            .allow("10.0.0.0/8")
+            .unwrap();
+        for (v6, embedded) in EMBEDDING {
+            let ip: IpAddr = v6.parse().unwrap();
+            let exempt = *embedded == "127.0.0.1" || embedded.starts_with("10.");
+            assert_eq!(v4.ip_allowed(ip), exempt, "{v6} (to {embedded})");
+        }
+        // An allowed IPv6 range exempts what it contains, whatever that embeds; but not
+        // the loopback address embedded elsewhere.
+        let nat64 = PushSettings::default().allow("64:ff9b::/96").unwrap();
+        assert!(nat64.ip_allowed("64:ff9b::7f00:1".parse().unwrap()));
+        assert!(nat64.check_url("http://[64:ff9b::a00:1]/hook").is_ok());
+        assert!(!nat64.ip_allowed("2002:7f00:1::1".parse().unwrap()));
+        assert!(!nat64.ip_allowed("::1".parse().unwrap()));
+        let ula = PushSettings::default().allow("fd00::/8").unwrap();
+        assert!(ula.ip_allowed("fd12::1".parse().unwrap()));
+        assert!(!ula.ip_allowed("fe80::1".parse().unwrap()));
     }
 
     #[test]
