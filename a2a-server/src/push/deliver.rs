@@ -1,16 +1,22 @@
 //! Posting events to webhooks: the HTTP client (guarded resolver, redirect policy) and one
 //! delivery with its retries.
 
-use super::guard::GuardedResolver;
+use super::guard::{self, GuardedResolver};
 use super::{PushSettings, Pusher};
 use crate::store::PushRecord;
-use a2a_core::StreamResponse;
+use a2a_core::{StreamResponse, TaskId};
 use std::sync::Arc;
 
-/// The webhook HTTP client: addresses checked at connect time, redirects only on the same host.
+/// The webhook HTTP client: addresses checked at connect time, redirects only on the same host,
+/// and no proxy but the one of [`PushSettings::proxy`] (the proxy environment variables are
+/// ignored: a proxy would resolve webhook host names itself, out of the guard's sight).
 pub(super) fn client(settings: &Arc<PushSettings>) -> Result<reqwest::Client, reqwest::Error> {
     let guard = settings.clone();
-    reqwest::Client::builder()
+    let builder = match &settings.proxy {
+        Some(proxy) => reqwest::Client::builder().proxy(reqwest::Proxy::all(proxy.as_str())?),
+        None => reqwest::Client::builder().no_proxy(),
+    };
+    builder
         .dns_resolver(Arc::new(GuardedResolver(settings.clone())))
         .timeout(settings.timeout)
         .connect_timeout(settings.timeout)
@@ -34,14 +40,23 @@ pub(super) fn client(settings: &Arc<PushSettings>) -> Result<reqwest::Client, re
         .build()
 }
 
+/// Why an event was not delivered.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// Every attempt failed (the last error): the registration is dead-lettered.
+    GaveUp(String),
+    /// The server is shutting down: the event stays pending, for the next process.
+    ShuttingDown,
+}
+
 impl Pusher {
-    /// Posts one event, retrying with backoff; `Err` after the last attempt.
+    /// Posts one event, retrying with backoff; `GaveUp` after the last attempt.
     pub(super) async fn deliver(
         &self,
         record: &PushRecord,
         seq: u64,
         event: &StreamResponse,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let config = &record.config;
         let task = config.task_id.clone().unwrap_or_default();
         let (body, content_type) = if record.v03 {
@@ -51,14 +66,25 @@ impl Pusher {
             )
         } else {
             (
-                serde_json::to_string(event).map_err(|e| e.to_string())?,
+                serde_json::to_string(event).map_err(|e| Failure::GaveUp(e.to_string()))?,
                 "application/a2a+json",
             )
         };
         let mut last_error = String::new();
         for attempt in 1..=self.settings.max_attempts {
-            if let Err(e) = self.settings.check_url(&config.url) {
-                return Err(e.message);
+            let url = self
+                .settings
+                .check_url(&config.url)
+                .map_err(|e| Failure::GaveUp(e.message))?;
+            if self.settings.proxy.is_some() {
+                // The proxy resolves the host name: check it here first.
+                if let Err(e) = guard::check_host(&self.settings, &url).await {
+                    last_error = e;
+                    if !self.pause(attempt, &task, seq, &last_error).await {
+                        return Err(Failure::ShuttingDown);
+                    }
+                    continue;
+                }
             }
             let mut request = self
                 .http
@@ -78,7 +104,11 @@ impl Pusher {
                     .header("X-A2A-Notification-Token", token)
                     .header("A2A-Notification-Token", token);
             }
-            match request.send().await {
+            let sent = tokio::select! {
+                sent = request.send() => sent,
+                () = self.shutdown.cancelled() => return Err(Failure::ShuttingDown),
+            };
+            match sent {
                 Ok(r) if r.status().is_success() => return Ok(()),
                 Ok(r) => last_error = format!("HTTP {}", r.status()),
                 Err(e) => {
@@ -86,14 +116,23 @@ impl Pusher {
                         .map_or_else(|| e.to_string(), |s| format!("{e}: {s}"));
                 }
             }
-            if attempt < self.settings.max_attempts {
-                tracing::debug!(task = %task, seq, attempt, error = %last_error, "webhook delivery failed; retrying");
-                tokio::select! {
-                    () = tokio::time::sleep(self.settings.backoff_for(attempt)) => {}
-                    () = self.shutdown.cancelled() => return Err("server shutting down".into()),
-                }
+            if !self.pause(attempt, &task, seq, &last_error).await {
+                return Err(Failure::ShuttingDown);
             }
         }
-        Err(last_error)
+        Err(Failure::GaveUp(last_error))
+    }
+
+    /// Waits before the next attempt (if there is one); `false` if the server shuts down
+    /// meanwhile.
+    async fn pause(&self, attempt: u32, task: &TaskId, seq: u64, error: &str) -> bool {
+        if attempt >= self.settings.max_attempts {
+            return !self.shutdown.is_cancelled();
+        }
+        tracing::debug!(task = %task, seq, attempt, %error, "webhook delivery failed; retrying");
+        tokio::select! {
+            () = tokio::time::sleep(self.settings.backoff_for(attempt)) => true,
+            () = self.shutdown.cancelled() => false,
+        }
     }
 }

@@ -209,7 +209,8 @@ pub(crate) fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
 }
 
 /// Resolves webhook host names, keeping only addresses the guard allows: the check happens on
-/// the address the connection will use, so DNS rebinding cannot slip past it.
+/// the address the connection will use, so DNS rebinding cannot slip past it. (The host of
+/// [`PushSettings::proxy`] is exempt: it is the operator's choice.)
 pub(super) struct GuardedResolver(pub(super) Arc<PushSettings>);
 
 impl reqwest::dns::Resolve for GuardedResolver {
@@ -219,7 +220,8 @@ impl reqwest::dns::Resolve for GuardedResolver {
             let host = name.as_str().to_owned();
             let addrs: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let all = settings.host_allowed(&host);
+            let proxy = settings.proxy.as_ref().and_then(|p| p.host_str());
+            let all = settings.host_allowed(&host) || proxy == Some(host.as_str());
             let allowed: Vec<SocketAddr> = addrs
                 .into_iter()
                 .filter(|a| all || settings.ip_allowed(a.ip()))
@@ -232,6 +234,36 @@ impl reqwest::dns::Resolve for GuardedResolver {
             }
             Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
         })
+    }
+}
+
+/// Checks a webhook's host name before its request goes to [`PushSettings::proxy`], which
+/// resolves the name again itself: it must resolve, and only to allowed addresses (the proxy
+/// may use any of them). Addresses in the URL are checked by [`PushSettings::check_url`].
+pub(super) async fn check_host(settings: &PushSettings, url: &reqwest::Url) -> Result<(), String> {
+    let Some(host) = url.host_str() else {
+        return Ok(());
+    };
+    if host.starts_with('[') || host.parse::<IpAddr>().is_ok() || settings.host_allowed(host) {
+        return Ok(());
+    }
+    let addrs: Vec<IpAddr> = tokio::net::lookup_host((host, 0))
+        .await
+        .map_err(|e| format!("webhook host {host} does not resolve: {e}"))?
+        .map(|a| a.ip())
+        .collect();
+    check_resolved(settings, host, &addrs)
+}
+
+/// [`check_host`] once resolved: `Err` unless every address is allowed (and there is one).
+fn check_resolved(settings: &PushSettings, host: &str, addrs: &[IpAddr]) -> Result<(), String> {
+    match addrs.iter().find(|ip| !settings.ip_allowed(**ip)) {
+        _ if addrs.is_empty() => Err(format!("webhook host {host} has no address")),
+        Some(ip) => Err(format!(
+            "webhook host {host} resolves to the refused (private or reserved) address {ip}; \
+             it is not handed to the proxy"
+        )),
+        None => Ok(()),
     }
 }
 
@@ -389,5 +421,41 @@ mod tests {
         );
         assert!(PushSettings::default().allow("10.0.0.0/33").is_err());
         assert!(PushSettings::default().allow("not a host").is_err());
+    }
+
+    #[test]
+    fn a_proxied_host_must_resolve_to_allowed_addresses_only() {
+        let s = PushSettings::default();
+        let ips = |list: &[&str]| list.iter().map(|a| a.parse().unwrap()).collect::<Vec<_>>();
+        assert!(check_resolved(&s, "h", &ips(&["93.184.216.34"])).is_ok());
+        assert!(check_resolved(&s, "h", &ips(&["127.0.0.1"])).is_err());
+        assert!(check_resolved(&s, "h", &ips(&["64:ff9b::7f00:1"])).is_err());
+        // One refused address is enough: the proxy may pick it.
+        assert!(check_resolved(&s, "h", &ips(&["93.184.216.34", "10.0.0.1"])).is_err());
+        assert!(check_resolved(&s, "h", &[]).is_err());
+        let allowed = PushSettings::default().allow("10.0.0.0/8").unwrap();
+        assert!(check_resolved(&allowed, "h", &ips(&["93.184.216.34", "10.0.0.1"])).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_proxied_host_is_resolved_and_checked_before_the_proxy_sees_it() {
+        let s = PushSettings::default();
+        let url = |u: &str| reqwest::Url::parse(u).unwrap();
+        // `localhost` resolves to loopback everywhere (the name check of `check_url` aside).
+        let err = check_host(&s, &url("http://localhost:9/hook"))
+            .await
+            .unwrap_err();
+        assert!(err.contains("refused"), "{err}");
+        assert!(
+            check_host(&s, &url("http://nothing.invalid/hook"))
+                .await
+                .is_err()
+        );
+        let allowed = PushSettings::default().allow("localhost").unwrap();
+        assert!(
+            check_host(&allowed, &url("http://localhost:9/hook"))
+                .await
+                .is_ok()
+        );
     }
 }
