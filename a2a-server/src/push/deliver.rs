@@ -111,10 +111,7 @@ impl Pusher {
             match sent {
                 Ok(r) if r.status().is_success() => return Ok(()),
                 Ok(r) => last_error = format!("HTTP {}", r.status()),
-                Err(e) => {
-                    last_error = std::error::Error::source(&e)
-                        .map_or_else(|| e.to_string(), |s| format!("{e}: {s}"));
-                }
+                Err(e) => last_error = with_sources(&e),
             }
             if !self.pause(attempt, &task, seq, &last_error).await {
                 return Err(Failure::ShuttingDown);
@@ -135,4 +132,19 @@ impl Pusher {
             () = self.shutdown.cancelled() => false,
         }
     }
+}
+
+/// An error and its sources, `: `-separated (a refused address is a few levels down).
+fn with_sources(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.ends_with(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = s.source();
+    }
+    text
 }
