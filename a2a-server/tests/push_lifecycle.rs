@@ -521,6 +521,16 @@ async fn sled_finds_registrations_by_id_including_those_stored_before_its_id_ind
     assert!(!store.delete_push_config(&t, "old").await.unwrap());
     assert!(store.push_config(&t, "old").await.unwrap().is_none());
     assert_eq!(store.push_config_count(&t).await.unwrap(), 1);
+    // Counts kept up to date: a new one counts, a replacement does not.
+    for url in ["https://h.example.com/5", "https://h.example.com/6"] {
+        store
+            .put_push_config(record("t-1", "third", url))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.push_config_count(&t).await.unwrap(), 2);
+    assert!(store.delete_push_config(&t, "third").await.unwrap());
+    assert_eq!(store.push_config_count(&t).await.unwrap(), 1);
     let other = TaskId::from("t-10");
     assert_eq!(store.push_config_count(&other).await.unwrap(), 1);
     store.sync().await.unwrap();

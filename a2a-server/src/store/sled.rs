@@ -40,6 +40,11 @@ pub struct SledStore {
     /// Webhook registrations by task and config id (`log_prefix(task) + id`): the key of each
     /// in `pushes`, whose keys keep registration order.
     push_ids: sled::Tree,
+    /// How many webhook registrations a task has, for the tasks asked about since the store
+    /// opened (counted from `pushes` on the first question, then kept up to date: the lock is
+    /// held across each write to `pushes` that adds or removes a registration, and across
+    /// the first count).
+    push_counts: Arc<Mutex<HashMap<TaskId, usize>>>,
     commit: Arc<GroupCommit>,
     /// How many tasks each scope has: an unfiltered `ListTasks` reads its `totalSize` here
     /// instead of decoding every task. Counted from the `tasks` tree when the store opens, then
@@ -237,6 +242,7 @@ impl SledStore {
             claims: db.open_tree("message_claims").map_err(backend)?,
             pushes,
             push_ids,
+            push_counts: Arc::default(),
             commit: Arc::default(),
             counts: Arc::new(Mutex::new(counts)),
             recent: Arc::new(Mutex::new(Fifo::new(RECENT_CACHE_BYTES))),
@@ -529,6 +535,7 @@ impl TaskStore for SledStore {
                 .remove(entry.map_err(backend)?.0)
                 .map_err(backend)?;
         }
+        self.push_counts.lock().expect("counts lock").remove(id);
         self.wrote();
         Ok(true)
     }
@@ -622,9 +629,12 @@ impl TaskStore for SledStore {
                 key
             }
         };
-        self.pushes
-            .insert(key, serde_json::to_vec(&record).map_err(backend)?)
-            .map_err(backend)?;
+        let value = serde_json::to_vec(&record).map_err(backend)?;
+        let mut counts = self.push_counts.lock().expect("counts lock");
+        if self.pushes.insert(key, value).map_err(backend)?.is_none() {
+            counts.entry(task).and_modify(|n| *n += 1);
+        }
+        drop(counts);
         self.wrote();
         Ok(())
     }
@@ -644,11 +654,18 @@ impl TaskStore for SledStore {
     }
 
     async fn push_config_count(&self, task: &TaskId) -> Result<usize, StoreError> {
+        if let Some(n) = self.push_counts.lock().expect("counts lock").get(task) {
+            return Ok(*n);
+        }
+        // Counted while holding the lock, so that no write slips between the count and its
+        // caching.
+        let mut counts = self.push_counts.lock().expect("counts lock");
         let mut n = 0;
         for entry in self.pushes.scan_prefix(log_prefix(task.as_str())).keys() {
             entry.map_err(backend)?;
             n += 1;
         }
+        counts.insert(task.clone(), n);
         Ok(n)
     }
 
@@ -658,7 +675,12 @@ impl TaskStore for SledStore {
             return Ok(false);
         };
         // The record first: an index entry without one is ignored.
+        let mut counts = self.push_counts.lock().expect("counts lock");
         let existed = self.pushes.remove(key).map_err(backend)?.is_some();
+        if existed {
+            counts.entry(task.clone()).and_modify(|n| *n -= 1);
+        }
+        drop(counts);
         self.push_ids.remove(ids_key).map_err(backend)?;
         self.wrote();
         Ok(existed)
