@@ -330,13 +330,20 @@ impl RequestHandler {
             self.pusher()?.settings().check_url(&config.url)?;
         }
         let message = req.message;
-        match message.task_id.clone() {
+        let started = match message.task_id.clone() {
             // Rare, and its future is large: boxed, so that every new task's is small.
             Some(task_id) => {
-                Box::pin(self.continue_task(cx, task_id, message, push, extensions)).await
+                Box::pin(self.continue_task(cx, task_id, message, push.clone(), extensions)).await?
             }
-            None => self.start_task(cx, message, push, extensions).await,
+            None => {
+                self.start_task(cx, message, push.clone(), extensions)
+                    .await?
+            }
+        };
+        if let (Started::Duplicate(claim), Some(config)) = (&started, push) {
+            Box::pin(self.register_retried_push(cx, claim, config)).await?;
         }
+        Ok(started)
     }
 
     /// The [`RequestContext`] of an execution for `cx`.

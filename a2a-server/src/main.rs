@@ -48,6 +48,13 @@ struct Args {
     /// (repeatable), e.g. `127.0.0.1` or `10.0.0.0/8`.
     #[arg(long = "push-allow", env = "A2A_PUSH_ALLOW", value_delimiter = ',')]
     push_allow: Vec<String>,
+    /// Send webhook deliveries through this HTTP proxy (the proxy environment variables are
+    /// ignored), e.g. `http://proxy.internal:3128`.
+    #[arg(long = "push-proxy", env = "A2A_PUSH_PROXY")]
+    push_proxy: Option<String>,
+    /// Webhook registrations allowed per task.
+    #[arg(long = "push-max-configs", env = "A2A_PUSH_MAX_CONFIGS", default_value_t = a2a_server::push::DEFAULT_MAX_CONFIGS_PER_TASK)]
+    push_max_configs: usize,
     /// Seconds between SSE keep-alive comments.
     #[arg(long, env = "A2A_KEEP_ALIVE_SECS", default_value_t = 15)]
     keep_alive_secs: u64,
@@ -84,7 +91,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })?)
     };
-    let mut push = PushSettings::default();
+    let mut push = PushSettings::default().max_configs_per_task(args.push_max_configs);
+    if let Some(proxy) = &args.push_proxy {
+        push = push
+            .proxy(proxy)
+            .map_err(|e| format!("--push-proxy {proxy}: {e}"))?;
+    }
     for rule in &args.push_allow {
         push = push
             .allow(rule)

@@ -14,15 +14,39 @@
 //! retried with exponential backoff; after the last attempt the registration gets a
 //! [`DeadLetter`], logged, and stops. Delivery never blocks or fails the task.
 //!
+//! A shutdown stops the workers without touching the registrations: an event whose delivery
+//! was being retried stays pending, and the next process delivers it (never a dead letter
+//! for the shutdown). A task has at most [`PushSettings::max_configs_per_task`] webhooks
+//! (100 by default); registering, and every event, cost the same whatever that number is.
+//!
 //! **SSRF guard.** Webhook URLs that resolve to loopback, private, link-local (cloud
 //! metadata), unspecified, multicast or other reserved addresses are refused, on the address
 //! actually resolved at connect time and on every redirect (redirects must stay on the same
-//! host), unless the host or address is on the allow-list.
+//! host), unless the host or address is on the allow-list. IPv6 addresses that carry an IPv4
+//! one (IPv4-mapped or -compatible, NAT64, 6to4, Teredo, ISATAP) are judged by the IPv4
+//! address they lead to.
+//!
+//! **Proxies.** Deliveries ignore the proxy environment variables (`HTTP_PROXY` and the
+//! like): a proxy is handed the host name, resolves it itself, and would connect wherever it
+//! points, past the guard. With an explicit [`PushSettings::proxy`], each attempt first
+//! resolves the webhook's host name and checks every address it gets (refusing the delivery
+//! attempt if any is refused), then hands the request, with the name, to the proxy, which
+//! resolves the name again. Between those two resolutions a DNS-rebinding host could change
+//! its answer: keeping the proxy from reaching internal addresses is then the proxy's own
+//! job, as it is for any other client of it. (Connecting to the checked address instead
+//! would break TLS through the proxy, which verifies the certificate against the name.)
+
+mod deliver;
+mod guard;
+
+pub use guard::is_forbidden;
 
 use crate::store::{DeadLetter, PushRecord, StoreError, TaskStore};
-use a2a_core::{Error, StreamResponse, TaskId, Timestamp};
-use std::collections::{HashMap, HashSet};
-use std::net::{IpAddr, SocketAddr};
+use a2a_core::{Error, TaskId, Timestamp};
+use deliver::Failure;
+use guard::AllowRule;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -37,11 +61,17 @@ pub struct PushSettings {
     initial_backoff: Duration,
     max_backoff: Duration,
     timeout: Duration,
+    max_configs_per_task: usize,
+    proxy: Option<reqwest::Url>,
 }
+
+/// The default of [`PushSettings::max_configs_per_task`].
+pub const DEFAULT_MAX_CONFIGS_PER_TASK: usize = 100;
 
 impl Default for PushSettings {
     /// 12 attempts, backoff from 1 s doubling up to 5 min (about 25 minutes in all), 10 s
-    /// timeout per post, nothing private allowed.
+    /// timeout per post, nothing private allowed, at most
+    /// [`DEFAULT_MAX_CONFIGS_PER_TASK`] webhooks per task, no proxy.
     fn default() -> Self {
         Self {
             allow: Vec::new(),
@@ -49,6 +79,8 @@ impl Default for PushSettings {
             initial_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(300),
             timeout: Duration::from_secs(10),
+            max_configs_per_task: DEFAULT_MAX_CONFIGS_PER_TASK,
+            proxy: None,
         }
     }
 }
@@ -80,47 +112,33 @@ impl PushSettings {
         self
     }
 
-    fn host_allowed(&self, host: &str) -> bool {
-        self.allow.iter().any(|r| match r {
-            AllowRule::Host(h) => h.eq_ignore_ascii_case(host.trim_end_matches('.')),
-            AllowRule::Net(..) => false,
-        })
+    /// The most webhook registrations one task may have (at least 1; default
+    /// [`DEFAULT_MAX_CONFIGS_PER_TASK`]). Each one is a worker and a post per event, so the
+    /// limit bounds what one client can make the server do. Registering one more is refused
+    /// with `InvalidParams` (-32602, HTTP 400, `INVALID_PARAMS`, a field violation on `taskId`
+    /// and the limit in the `ErrorInfo` metadata): A2A has no resource-exhausted error, and
+    /// of its kinds this is the one that tells a client its request, as sent, will never
+    /// succeed, without suggesting that push notifications are unsupported
+    /// (`PushNotificationNotSupported`) or that the operation is (`UnsupportedOperation`).
+    /// Re-registering an existing config id replaces it and is not counted again; a
+    /// `SendMessage` that would go past the limit fails as a whole.
+    pub fn max_configs_per_task(mut self, n: usize) -> Self {
+        self.max_configs_per_task = n.max(1);
+        self
     }
 
-    fn ip_allowed(&self, ip: IpAddr) -> bool {
-        !is_forbidden(ip)
-            || self.allow.iter().any(|r| match r {
-                AllowRule::Net(net, prefix) => in_net(ip, *net, *prefix),
-                AllowRule::Host(_) => false,
-            })
-    }
-
-    /// Checks a webhook URL before registering it: an http(s) URL whose host, if it is an
-    /// address, is allowed. (Host names are checked when resolved, at every delivery.)
-    pub(crate) fn check_url(&self, url: &str) -> Result<reqwest::Url, Error> {
-        let refuse = |why: String| Error::invalid_params("url", why);
+    /// Sends webhook deliveries through this HTTP proxy (`http://proxy.internal:3128`). Off
+    /// by default, and the proxy environment variables (`HTTP_PROXY`, `HTTPS_PROXY`,
+    /// `ALL_PROXY`) are ignored: a proxy resolves host names itself, so see the module docs
+    /// for how the SSRF guard works with one.
+    pub fn proxy(mut self, url: &str) -> Result<Self, String> {
         let parsed =
-            reqwest::Url::parse(url).map_err(|e| refuse(format!("{url:?} is not a URL: {e}")))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(refuse(format!("{url:?} must be an http or https URL")));
+            reqwest::Url::parse(url).map_err(|e| format!("{url:?} is not a proxy URL: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+            return Err(format!("{url:?}: the proxy must be an http or https URL"));
         }
-        let host = parsed
-            .host_str()
-            .ok_or_else(|| refuse(format!("{url:?} has no host")))?;
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let refused = match bare.parse::<IpAddr>() {
-            Ok(ip) => !self.ip_allowed(ip),
-            Err(_) => {
-                let name = bare.trim_end_matches('.').to_ascii_lowercase();
-                (name == "localhost" || name.ends_with(".localhost")) && !self.host_allowed(&name)
-            }
-        };
-        if refused {
-            return Err(refuse(format!(
-                "{url:?} points to a loopback, private or reserved address; webhooks there are refused"
-            )));
-        }
-        Ok(parsed)
+        self.proxy = Some(parsed);
+        Ok(self)
     }
 
     fn backoff_for(&self, failures: u32) -> Duration {
@@ -131,137 +149,45 @@ impl PushSettings {
     }
 }
 
-/// An allow-list entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum AllowRule {
-    Host(String),
-    Net(IpAddr, u8),
-}
-
-impl AllowRule {
-    fn parse(s: &str) -> Result<Self, String> {
-        let s = s.trim();
-        let (addr, prefix) = match s.split_once('/') {
-            Some((a, p)) => (a, Some(p)),
-            None => (s, None),
-        };
-        if let Ok(ip) = addr.trim_matches(['[', ']']).parse::<IpAddr>() {
-            let max = if ip.is_ipv4() { 32 } else { 128 };
-            let prefix = match prefix {
-                Some(p) => p
-                    .parse::<u8>()
-                    .ok()
-                    .filter(|p| *p <= max)
-                    .ok_or_else(|| format!("{s:?}: bad prefix length"))?,
-                None => max,
-            };
-            return Ok(AllowRule::Net(ip, prefix));
-        }
-        if prefix.is_some() || s.is_empty() || s.contains(['/', ':', ' ']) {
-            return Err(format!("{s:?} is neither a host name nor an address range"));
-        }
-        Ok(AllowRule::Host(s.to_ascii_lowercase()))
-    }
-}
-
-fn in_net(ip: IpAddr, net: IpAddr, prefix: u8) -> bool {
-    match (ip, net) {
-        (IpAddr::V4(a), IpAddr::V4(n)) => {
-            let mask = if prefix == 0 {
-                0
-            } else {
-                u32::MAX << (32 - u32::from(prefix))
-            };
-            u32::from(a) & mask == u32::from(n) & mask
-        }
-        (IpAddr::V6(a), IpAddr::V6(n)) => {
-            let mask = if prefix == 0 {
-                0
-            } else {
-                u128::MAX << (128 - u32::from(prefix))
-            };
-            u128::from(a) & mask == u128::from(n) & mask
-        }
-        (IpAddr::V6(a), IpAddr::V4(_)) => a
-            .to_ipv4_mapped()
-            .is_some_and(|v4| in_net(IpAddr::V4(v4), net, prefix)),
-        _ => false,
-    }
-}
-
-/// Addresses a webhook must not reach: loopback, private (RFC 1918, unique local), link-local
-/// (including 169.254.169.254, cloud metadata), unspecified, multicast, broadcast, shared
-/// (CGNAT), documentation and other reserved ranges.
-pub fn is_forbidden(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || v4.is_documentation()
-                || o[0] == 0
-                || (o[0] == 100 && (64..128).contains(&o[1]))
-                || o[0] >= 240
-                || (o[0] == 192 && o[1] == 0 && o[2] == 0)
-                || (o[0] == 198 && (18..20).contains(&o[1]))
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_forbidden(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local
-                || (first & 0xffc0) == 0xfe80 // link-local
-                || (first & 0xffc0) == 0xfec0 // site-local
-                || first == 0x2001 && v6.segments()[1] == 0x0db8 // documentation
-        }
-    }
-}
-
-/// Resolves webhook host names, keeping only addresses the guard allows: the check happens on
-/// the address the connection will use, so DNS rebinding cannot slip past it.
-struct GuardedResolver(Arc<PushSettings>);
-
-impl reqwest::dns::Resolve for GuardedResolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let settings = self.0.clone();
-        Box::pin(async move {
-            let host = name.as_str().to_owned();
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let all = settings.host_allowed(&host);
-            let allowed: Vec<SocketAddr> = addrs
-                .into_iter()
-                .filter(|a| all || settings.ip_allowed(a.ip()))
-                .collect();
-            if allowed.is_empty() {
-                return Err(format!(
-                    "webhook host {host} resolves only to refused (private or reserved) addresses"
-                )
-                .into());
-            }
-            Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
-        })
-    }
-}
-
 /// Delivers webhooks, one worker per registration.
 pub(crate) struct Pusher {
     store: Arc<dyn TaskStore>,
     http: reqwest::Client,
     settings: Arc<PushSettings>,
-    /// Running workers, by (task, config id), with the bell that wakes them.
-    workers: Mutex<HashMap<(TaskId, String), Arc<Notify>>>,
-    /// Tasks that have registrations: the hot path only checks this set.
-    tasks: Mutex<HashSet<TaskId>>,
+    /// Live registrations (not dead-lettered, task not finished) by task and config id, with
+    /// the worker delivering each, if one runs. An event rings the workers of its task (and
+    /// starts the missing ones) without reading the store.
+    live: Mutex<HashMap<TaskId, Workers>>,
+    /// Held while a registration is counted against the per-task limit and stored, so that
+    /// concurrent registrations cannot pass the limit together.
+    registering: tokio::sync::Mutex<()>,
     shutdown: CancellationToken,
+}
+
+/// A task's live registrations by config id, with the bell of each one's running worker.
+type Workers = HashMap<String, Option<Arc<Bell>>>;
+
+/// Wakes a worker. `rung` tells a worker about to stop that it was rung meanwhile.
+#[derive(Debug, Default)]
+struct Bell {
+    notify: Notify,
+    rung: AtomicBool,
+}
+
+impl Bell {
+    fn ring(&self) {
+        self.rung.store(true, Ordering::SeqCst);
+        self.notify.notify_one();
+    }
+}
+
+/// Why a worker stopped.
+enum Stop {
+    /// The registration is gone, dead-lettered, or has nothing more to deliver, ever.
+    Done,
+    /// It may have more later (the task does not exist yet, a store error, shutdown): the next
+    /// event of the task starts a worker again.
+    Idle,
 }
 
 impl std::fmt::Debug for Pusher {
@@ -277,35 +203,13 @@ impl Pusher {
         shutdown: CancellationToken,
     ) -> Result<Self, reqwest::Error> {
         let settings = Arc::new(settings);
-        let guard = settings.clone();
-        let http = reqwest::Client::builder()
-            .dns_resolver(Arc::new(GuardedResolver(settings.clone())))
-            .timeout(settings.timeout)
-            .connect_timeout(settings.timeout)
-            .tcp_nodelay(true)
-            .user_agent(concat!("a2a-rust-push/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::custom(move |attempt| {
-                let first_host = attempt
-                    .previous()
-                    .first()
-                    .and_then(|u| u.host_str().map(str::to_owned));
-                if attempt.previous().len() > 5 {
-                    attempt.error("too many redirects")
-                } else if first_host.as_deref() != attempt.url().host_str() {
-                    attempt.error("a webhook may only redirect on its own host")
-                } else if guard.check_url(attempt.url().as_str()).is_err() {
-                    attempt.error("redirect to a refused address")
-                } else {
-                    attempt.follow()
-                }
-            }))
-            .build()?;
+        let http = deliver::client(&settings)?;
         Ok(Self {
             store,
             http,
             settings,
-            workers: Mutex::new(HashMap::new()),
-            tasks: Mutex::new(HashSet::new()),
+            live: Mutex::new(HashMap::new()),
+            registering: tokio::sync::Mutex::new(()),
             shutdown,
         })
     }
@@ -314,89 +218,149 @@ impl Pusher {
         &self.settings
     }
 
-    /// Notes that `task` has registrations (so its events wake workers).
-    pub(crate) fn watch(&self, task: &TaskId) {
-        self.tasks.lock().expect("push lock").insert(task.clone());
+    /// Stores a registration (new, or replacing the one with the same task and config id)
+    /// unless that would give its task more than [`PushSettings::max_configs_per_task`], and
+    /// starts delivering to it. Constant work, whatever the task's other registrations.
+    pub(crate) async fn register(self: &Arc<Self>, record: PushRecord) -> Result<(), Error> {
+        let task = record.config.task_id.clone().unwrap_or_default();
+        let id = record.id().to_owned();
+        {
+            let _turn = self.registering.lock().await;
+            let limit = self.settings.max_configs_per_task;
+            if self.store.push_config(&task, &id).await?.is_none()
+                && self.store.push_config_count(&task).await? >= limit
+            {
+                return Err(too_many_configs(&task, limit));
+            }
+            self.store.put_push_config(record).await?;
+        }
+        self.store.sync().await?;
+        self.start(&task, &id);
+        Ok(())
     }
 
     /// Resumes deliveries left pending by a previous process.
     pub(crate) async fn resume_all(self: &Arc<Self>) -> Result<(), StoreError> {
         for task in self.store.tasks_with_push_configs().await? {
-            self.watch(&task);
-            self.wake(&task).await;
+            for record in self.store.push_configs(&task).await? {
+                if record.dead_letter.is_none() {
+                    self.start(&task, record.id());
+                }
+            }
         }
         Ok(())
     }
 
-    /// Called after every committed event of `task`: starts or wakes its workers.
-    pub(crate) async fn wake(self: &Arc<Self>, task: &TaskId) {
-        if !self.tasks.lock().expect("push lock").contains(task) {
-            return;
+    /// Starts (or rings) the worker of one registration.
+    fn start(self: &Arc<Self>, task: &TaskId, id: &str) {
+        let mut live = self.live.lock().expect("push lock");
+        let slot = live
+            .entry(task.clone())
+            .or_default()
+            .entry(id.to_owned())
+            .or_default();
+        self.ring_or_spawn(task, id, slot);
+    }
+
+    fn ring_or_spawn(self: &Arc<Self>, task: &TaskId, id: &str, slot: &mut Option<Arc<Bell>>) {
+        match slot {
+            Some(bell) => bell.ring(),
+            None => {
+                let bell = Arc::new(Bell::default());
+                *slot = Some(bell.clone());
+                let this = self.clone();
+                let (task, id) = (task.clone(), id.to_owned());
+                tokio::spawn(async move { this.work(task, id, bell).await });
+            }
         }
-        let records = match self.store.push_configs(task).await {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::error!(task = %task, error = %e, "reading webhook registrations failed");
+    }
+
+    /// Called after every committed event of `task`: rings its workers, starting those that
+    /// are not running. Reads nothing from the store.
+    pub(crate) async fn wake(self: &Arc<Self>, task: &TaskId) {
+        let mut live = self.live.lock().expect("push lock");
+        if let Some(ids) = live.get_mut(task) {
+            for (id, slot) in ids.iter_mut() {
+                self.ring_or_spawn(task, id, slot);
+            }
+        }
+    }
+
+    /// Runs one registration's deliveries, then takes it off the live set (or leaves it
+    /// there, idle, for the next event to restart), unless it was rung meanwhile.
+    async fn work(self: Arc<Self>, task: TaskId, id: String, bell: Arc<Bell>) {
+        loop {
+            bell.rung.store(false, Ordering::SeqCst);
+            let stop = self.deliver_pending(&task, &id, &bell).await;
+            let mut live = self.live.lock().expect("push lock");
+            if bell.rung.load(Ordering::SeqCst) && !self.shutdown.is_cancelled() {
+                continue; // a registration or an event came after the last look
+            }
+            let Some(ids) = live.get_mut(&task) else {
                 return;
+            };
+            match stop {
+                Stop::Done => {
+                    ids.remove(&id);
+                }
+                Stop::Idle => {
+                    if let Some(slot) = ids.get_mut(&id) {
+                        *slot = None;
+                    }
+                }
             }
-        };
-        for record in records.into_iter().filter(|r| r.dead_letter.is_none()) {
-            let key = (task.clone(), record.id().to_owned());
-            let mut workers = self.workers.lock().expect("push lock");
-            if let Some(bell) = workers.get(&key) {
-                bell.notify_one();
-                continue;
+            if ids.is_empty() {
+                live.remove(&task);
             }
-            let bell = Arc::new(Notify::new());
-            workers.insert(key.clone(), bell.clone());
-            drop(workers);
-            let this = self.clone();
-            tokio::spawn(async move { this.work(key, bell).await });
+            return;
         }
     }
 
     /// Delivers one registration's events in order until none is left and the task is
     /// finished, the registration is deleted, it dead-letters, or the server shuts down.
-    async fn work(self: Arc<Self>, key: (TaskId, String), bell: Arc<Notify>) {
-        let (task, id) = &key;
+    /// A shutdown leaves undelivered events pending (the cursor where it is) for the next
+    /// process to resume.
+    async fn deliver_pending(&self, task: &TaskId, id: &str, bell: &Bell) -> Stop {
         loop {
-            let record = match self.store.push_configs(task).await {
-                Ok(records) => records.into_iter().find(|r| r.id() == id),
+            let record = match self.store.push_config(task, id).await {
+                Ok(r) => r,
                 Err(e) => {
                     tracing::error!(task = %task, error = %e, "reading a webhook registration failed");
-                    None
+                    return Stop::Idle;
                 }
             };
             let Some(mut record) = record.filter(|r| r.dead_letter.is_none()) else {
-                break;
+                return Stop::Done;
             };
             let events = match self.store.events(task, record.delivered, 64).await {
                 Ok(e) => e,
                 Err(e) => {
                     tracing::error!(task = %task, error = %e, "reading the event log for a webhook failed");
-                    break;
+                    return Stop::Idle;
                 }
             };
             if events.is_empty() {
-                let finished = match self.store.get(task).await {
-                    Ok(Some(t)) => {
-                        t.task.status.state.is_terminal() && t.version <= record.delivered
+                match self.store.get(task).await {
+                    Ok(Some(t))
+                        if t.task.status.state.is_terminal() && t.version <= record.delivered =>
+                    {
+                        return Stop::Done;
                     }
-                    _ => true,
-                };
-                if finished {
-                    break;
+                    Ok(Some(_)) => {}
+                    // Not created yet (its first event starts a worker again), or unreadable.
+                    Ok(None) | Err(_) => return Stop::Idle,
                 }
                 tokio::select! {
-                    () = bell.notified() => continue,
+                    () = bell.notify.notified() => continue,
                     () = tokio::time::sleep(Duration::from_secs(30)) => continue,
-                    () = self.shutdown.cancelled() => break,
+                    () = self.shutdown.cancelled() => return Stop::Idle,
                 }
             }
             for e in events {
                 match self.deliver(&record, e.seq, &e.event).await {
                     Ok(()) => record.delivered = e.seq,
-                    Err(error) => {
+                    Err(Failure::ShuttingDown) => return Stop::Idle,
+                    Err(Failure::GaveUp(error)) => {
                         tracing::error!(
                             task = %task, config = %id, seq = e.seq, url = %record.config.url, %error,
                             "webhook delivery gave up (dead letter)"
@@ -411,22 +375,20 @@ impl Pusher {
                 if let Err(e) = self.save_progress(&record).await {
                     tracing::error!(task = %task, error = %e, "recording webhook progress failed");
                 }
-                if record.dead_letter.is_some() || self.shutdown.is_cancelled() {
-                    break;
+                if record.dead_letter.is_some() {
+                    return Stop::Done;
+                }
+                if self.shutdown.is_cancelled() {
+                    return Stop::Idle;
                 }
             }
-            if self.shutdown.is_cancelled() {
-                break;
-            }
         }
-        self.workers.lock().expect("push lock").remove(&key);
     }
 
     /// Saves the cursor unless the registration was deleted or replaced meanwhile.
     async fn save_progress(&self, record: &PushRecord) -> Result<(), StoreError> {
         let task = record.config.task_id.clone().unwrap_or_default();
-        let current = self.store.push_configs(&task).await?;
-        let Some(stored) = current.into_iter().find(|r| r.id() == record.id()) else {
+        let Some(stored) = self.store.push_config(&task, record.id()).await? else {
             return Ok(()); // deleted
         };
         if stored.config != record.config {
@@ -435,137 +397,24 @@ impl Pusher {
         self.store.put_push_config(record.clone()).await?;
         self.store.sync().await
     }
+}
 
-    /// Posts one event, retrying with backoff; `Err` after the last attempt.
-    async fn deliver(
-        &self,
-        record: &PushRecord,
-        seq: u64,
-        event: &StreamResponse,
-    ) -> Result<(), String> {
-        let config = &record.config;
-        let task = config.task_id.clone().unwrap_or_default();
-        let (body, content_type) = if record.v03 {
-            (
-                a2a_core::v03::encode_stream_event(event).to_string(),
-                "application/json",
-            )
-        } else {
-            (
-                serde_json::to_string(event).map_err(|e| e.to_string())?,
-                "application/a2a+json",
-            )
-        };
-        let mut last_error = String::new();
-        for attempt in 1..=self.settings.max_attempts {
-            if let Err(e) = self.settings.check_url(&config.url) {
-                return Err(e.message);
-            }
-            let mut request = self
-                .http
-                .post(&config.url)
-                .header(reqwest::header::CONTENT_TYPE, content_type)
-                .header("A2A-Notification-Id", format!("{task}:{seq}"))
-                .body(body.clone());
-            if let Some(auth) = &config.authentication {
-                let value = match &auth.credentials {
-                    Some(c) => format!("{} {c}", auth.scheme),
-                    None => auth.scheme.clone(),
-                };
-                request = request.header(reqwest::header::AUTHORIZATION, value);
-            }
-            if let Some(token) = &config.token {
-                request = request
-                    .header("X-A2A-Notification-Token", token)
-                    .header("A2A-Notification-Token", token);
-            }
-            match request.send().await {
-                Ok(r) if r.status().is_success() => return Ok(()),
-                Ok(r) => last_error = format!("HTTP {}", r.status()),
-                Err(e) => {
-                    last_error = std::error::Error::source(&e)
-                        .map_or_else(|| e.to_string(), |s| format!("{e}: {s}"));
-                }
-            }
-            if attempt < self.settings.max_attempts {
-                tracing::debug!(task = %task, seq, attempt, error = %last_error, "webhook delivery failed; retrying");
-                tokio::select! {
-                    () = tokio::time::sleep(self.settings.backoff_for(attempt)) => {}
-                    () = self.shutdown.cancelled() => return Err("server shutting down".into()),
-                }
-            }
-        }
-        Err(last_error)
-    }
+/// The error of a registration beyond [`PushSettings::max_configs_per_task`].
+fn too_many_configs(task: &TaskId, limit: usize) -> Error {
+    Error::invalid_params(
+        "taskId",
+        format!(
+            "task {task} already has {limit} push notification configs, the most this server \
+             keeps per task; delete one, or re-register an existing id to replace it"
+        ),
+    )
+    .with_metadata("taskId", task.as_str())
+    .with_metadata("limit", limit.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn private_loopback_link_local_and_reserved_addresses_are_forbidden() {
-        for bad in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "172.31.255.255",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "224.0.0.1",
-            "255.255.255.255",
-            "100.64.0.1",
-            "::1",
-            "::",
-            "fe80::1",
-            "fc00::1",
-            "fd12::1",
-            "ff02::1",
-            "::ffff:127.0.0.1",
-            "::ffff:169.254.169.254",
-        ] {
-            assert!(is_forbidden(bad.parse().unwrap()), "{bad} must be refused");
-        }
-        for good in ["8.8.8.8", "172.32.0.1", "93.184.216.34", "2606:4700::1111"] {
-            assert!(
-                !is_forbidden(good.parse().unwrap()),
-                "{good} must be allowed"
-            );
-        }
-    }
-
-    #[test]
-    fn the_allow_list_exempts_hosts_and_ranges() {
-        let s = PushSettings::default()
-            .allow("127.0.0.1")
-            .unwrap()
-            .allow("10.0.0.0/8")
-            .unwrap()
-            .allow("hooks.internal")
-            .unwrap();
-        assert!(s.ip_allowed("127.0.0.1".parse().unwrap()));
-        assert!(!s.ip_allowed("127.0.0.2".parse().unwrap()));
-        assert!(s.ip_allowed("10.9.8.7".parse().unwrap()));
-        assert!(!s.ip_allowed("192.168.0.1".parse().unwrap()));
-        assert!(s.host_allowed("HOOKS.internal"));
-        assert!(s.check_url("http://127.0.0.1:9/h").is_ok());
-        assert!(s.check_url("http://192.168.0.1/h").is_err());
-        assert!(s.check_url("ftp://example.com/h").is_err());
-        assert!(
-            PushSettings::default()
-                .check_url("http://localhost:8080/h")
-                .is_err()
-        );
-        assert!(PushSettings::default().check_url("http://[::1]/h").is_err());
-        assert!(
-            PushSettings::default()
-                .check_url("https://hooks.example.com/a2a")
-                .is_ok()
-        );
-        assert!(PushSettings::default().allow("10.0.0.0/33").is_err());
-        assert!(PushSettings::default().allow("not a host").is_err());
-    }
 
     #[test]
     fn backoff_doubles_up_to_the_maximum() {

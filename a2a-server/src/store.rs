@@ -293,6 +293,23 @@ pub trait TaskStore: Send + Sync + 'static {
     /// A task's webhook registrations, in registration order.
     async fn push_configs(&self, task: &TaskId) -> Result<Vec<PushRecord>, StoreError>;
 
+    /// One webhook registration of a task, by config id. Delivery reads it before every
+    /// batch, so stores should find it without reading the task's other registrations (the
+    /// default does read them all).
+    async fn push_config(&self, task: &TaskId, id: &str) -> Result<Option<PushRecord>, StoreError> {
+        Ok(self
+            .push_configs(task)
+            .await?
+            .into_iter()
+            .find(|r| r.id() == id))
+    }
+
+    /// How many webhook registrations a task has (to enforce the per-task limit), without
+    /// decoding them, in stores that can (the default decodes them all).
+    async fn push_config_count(&self, task: &TaskId) -> Result<usize, StoreError> {
+        Ok(self.push_configs(task).await?.len())
+    }
+
     /// Removes a registration; returns whether it existed.
     async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError>;
 

@@ -1,7 +1,7 @@
 //! The push-notification operations of the handler.
 
 use super::{CallContext, RequestHandler};
-use crate::store::PushRecord;
+use crate::store::{MessageClaim, PushRecord};
 use a2a_core::{
     DeleteTaskPushNotificationConfigRequest, Empty, Error, ErrorKind,
     GetTaskPushNotificationConfigRequest, ListTaskPushNotificationConfigsRequest,
@@ -40,10 +40,48 @@ impl RequestHandler {
             delivered,
             dead_letter: None,
         };
-        self.rt.store.put_push_config(record).await?;
-        self.rt.store.sync().await?;
-        pusher.watch(task_id);
+        pusher.register(record).await?;
         Ok(redacted(config))
+    }
+
+    /// The push config of a retried `SendMessage`, which is answered with the task of its
+    /// first sending: registered on that task as the first sending would have, with the same
+    /// checks and limit, delivering from the task's first event (a client that retries a send
+    /// expects every event of the task at its webhook). Unless it is registered already: the
+    /// same config id with the same URL, token and authentication, or, without an id, a
+    /// registration with the same URL, token and authentication (the first sending's own);
+    /// then its delivery goes on where it is. The same id with another config replaces it,
+    /// as `CreateTaskPushNotificationConfig` would. A first sending answered with a message
+    /// (no task) has no events to deliver, then or now: nothing is registered.
+    pub(super) async fn register_retried_push(
+        &self,
+        cx: &CallContext,
+        claim: &MessageClaim,
+        config: TaskPushNotificationConfig,
+    ) -> Result<(), Error> {
+        if claim.reply.is_some() {
+            return Ok(());
+        }
+        let task_id = &claim.task_id;
+        self.load(cx, task_id).await?;
+        let same = |r: &PushRecord| {
+            r.config.url == config.url
+                && r.config.token == config.token
+                && r.config.authentication == config.authentication
+        };
+        let registered = match &config.id {
+            Some(id) => self
+                .rt
+                .store
+                .push_config(task_id, id)
+                .await?
+                .is_some_and(|r| same(&r)),
+            None => self.rt.store.push_configs(task_id).await?.iter().any(same),
+        };
+        if !registered {
+            self.register_push(cx, task_id, config, 0).await?;
+        }
+        Ok(())
     }
 
     /// `CreateTaskPushNotificationConfig`: registers a webhook for the task's next events.
@@ -57,13 +95,7 @@ impl RequestHandler {
         req.validate()?;
         let task_id = req.task_id.clone().unwrap_or_default();
         let stored = self.load(cx, &task_id).await?;
-        let config = self
-            .register_push(cx, &task_id, req, stored.version)
-            .await?;
-        if let Some(pusher) = &self.rt.pusher {
-            pusher.wake(&task_id).await;
-        }
-        Ok(config)
+        self.register_push(cx, &task_id, req, stored.version).await
     }
 
     async fn push_record(

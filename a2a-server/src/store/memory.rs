@@ -48,9 +48,16 @@ struct Inner {
     tasks: FastMap<TaskId, Box<Entry>>,
     index: BTreeSet<(Reverse<i64>, String)>,
     claims: FastMap<String, Box<MessageClaim>>,
-    pushes: FastMap<TaskId, Vec<PushRecord>>,
+    pushes: FastMap<TaskId, PushList>,
     /// How many tasks each scope has (the `totalSize` of an unfiltered listing).
     counts: FastMap<Scope, usize>,
+}
+
+/// A task's webhook registrations in registration order, with their positions by config id.
+#[derive(Debug, Default)]
+struct PushList {
+    records: Vec<PushRecord>,
+    by_id: FastMap<String, usize>,
 }
 
 impl MemoryStore {
@@ -257,16 +264,37 @@ impl TaskStore for MemoryStore {
         let mut inner = self.inner.write().expect("store lock");
         let task = record.config.task_id.clone().unwrap_or_default();
         let list = inner.pushes.entry(task).or_default();
-        match list.iter_mut().find(|r| r.id() == record.id()) {
-            Some(existing) => *existing = record,
-            None => list.push(record),
+        match list.by_id.get(record.id()) {
+            Some(&at) => list.records[at] = record,
+            None => {
+                list.by_id
+                    .insert(record.id().to_owned(), list.records.len());
+                list.records.push(record);
+            }
         }
         Ok(())
     }
 
     async fn push_configs(&self, task: &TaskId) -> Result<Vec<PushRecord>, StoreError> {
         let inner = self.inner.read().expect("store lock");
-        Ok(inner.pushes.get(task).cloned().unwrap_or_default())
+        Ok(inner
+            .pushes
+            .get(task)
+            .map(|l| l.records.clone())
+            .unwrap_or_default())
+    }
+
+    async fn push_config(&self, task: &TaskId, id: &str) -> Result<Option<PushRecord>, StoreError> {
+        let inner = self.inner.read().expect("store lock");
+        Ok(inner
+            .pushes
+            .get(task)
+            .and_then(|l| l.by_id.get(id).map(|&at| l.records[at].clone())))
+    }
+
+    async fn push_config_count(&self, task: &TaskId) -> Result<usize, StoreError> {
+        let inner = self.inner.read().expect("store lock");
+        Ok(inner.pushes.get(task).map_or(0, |l| l.records.len()))
     }
 
     async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
@@ -274,9 +302,14 @@ impl TaskStore for MemoryStore {
         let Some(list) = inner.pushes.get_mut(task) else {
             return Ok(false);
         };
-        let before = list.len();
-        list.retain(|r| r.id() != id);
-        Ok(list.len() != before)
+        let Some(at) = list.by_id.remove(id) else {
+            return Ok(false);
+        };
+        list.records.remove(at);
+        for (i, r) in list.records.iter().enumerate().skip(at) {
+            list.by_id.insert(r.id().to_owned(), i);
+        }
+        Ok(true)
     }
 
     async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
@@ -284,7 +317,7 @@ impl TaskStore for MemoryStore {
         Ok(inner
             .pushes
             .iter()
-            .filter(|(_, list)| !list.is_empty())
+            .filter(|(_, list)| !list.records.is_empty())
             .map(|(id, _)| id.clone())
             .collect())
     }

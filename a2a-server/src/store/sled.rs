@@ -37,6 +37,14 @@ pub struct SledStore {
     events: sled::Tree,
     claims: sled::Tree,
     pushes: sled::Tree,
+    /// Webhook registrations by task and config id (`log_prefix(task) + id`): the key of each
+    /// in `pushes`, whose keys keep registration order.
+    push_ids: sled::Tree,
+    /// How many webhook registrations a task has, for the tasks asked about since the store
+    /// opened (counted from `pushes` on the first question, then kept up to date: the lock is
+    /// held across each write to `pushes` that adds or removes a registration, and across
+    /// the first count).
+    push_counts: Arc<Mutex<HashMap<TaskId, usize>>>,
     commit: Arc<GroupCommit>,
     /// How many tasks each scope has: an unfiltered `ListTasks` reads its `totalSize` here
     /// instead of decoding every task. Counted from the `tasks` tree when the store opens, then
@@ -109,6 +117,37 @@ fn log_prefix(id: &str) -> Vec<u8> {
     key.extend_from_slice(&len.to_be_bytes());
     key.extend_from_slice(id.as_bytes());
     key
+}
+
+/// The `push_ids` key of a webhook registration.
+fn push_id_key(task: &str, id: &str) -> Vec<u8> {
+    let mut key = log_prefix(task);
+    key.extend_from_slice(id.as_bytes());
+    key
+}
+
+/// Adds the `push_ids` entries that registrations stored before that index existed lack
+/// (or that a crash between the two writes of a put left out).
+fn index_push_ids(pushes: &sled::Tree, push_ids: &sled::Tree) -> Result<(), StoreError> {
+    for entry in pushes.iter() {
+        let (key, _) = entry.map_err(backend)?;
+        // `log_prefix(task)`, an 8-byte stamp, then the config id.
+        let Some(len) = key
+            .get(..2)
+            .map(|l| usize::from(u16::from_be_bytes([l[0], l[1]])))
+        else {
+            continue;
+        };
+        let Some(id) = key.get(2 + len + 8..) else {
+            continue;
+        };
+        let mut ids_key = key[..2 + len].to_vec();
+        ids_key.extend_from_slice(id);
+        if push_ids.get(&ids_key).map_err(backend)?.as_ref() != Some(&key) {
+            push_ids.insert(ids_key, key).map_err(backend)?;
+        }
+    }
+    Ok(())
 }
 
 fn log_key(id: &str, seq: u64) -> Vec<u8> {
@@ -193,12 +232,17 @@ impl SledStore {
     pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
         let tasks = db.open_tree("tasks").map_err(backend)?;
         let counts = count_by_scope(&tasks)?;
+        let pushes = db.open_tree("push_configs").map_err(backend)?;
+        let push_ids = db.open_tree("push_config_ids").map_err(backend)?;
+        index_push_ids(&pushes, &push_ids)?;
         Ok(Self {
             tasks,
             index: db.open_tree("task_index").map_err(backend)?,
             events: db.open_tree("task_events").map_err(backend)?,
             claims: db.open_tree("message_claims").map_err(backend)?,
-            pushes: db.open_tree("push_configs").map_err(backend)?,
+            pushes,
+            push_ids,
+            push_counts: Arc::default(),
             commit: Arc::default(),
             counts: Arc::new(Mutex::new(counts)),
             recent: Arc::new(Mutex::new(Fifo::new(RECENT_CACHE_BYTES))),
@@ -298,20 +342,24 @@ impl SledStore {
         Ok(Some(record))
     }
 
-    /// The key and record of a task's webhook registration.
+    /// The key and record of a task's webhook registration (through `push_ids`).
     fn find_push(
         &self,
         task: &TaskId,
         id: &str,
     ) -> Result<Option<(sled::IVec, PushRecord)>, StoreError> {
-        for entry in self.pushes.scan_prefix(log_prefix(task.as_str())) {
-            let (k, v) = entry.map_err(backend)?;
-            let r: PushRecord = serde_json::from_slice(&v).map_err(backend)?;
-            if r.id() == id {
-                return Ok(Some((k, r)));
-            }
-        }
-        Ok(None)
+        let ids_key = push_id_key(task.as_str(), id);
+        let Some(key) = self.push_ids.get(ids_key).map_err(backend)? else {
+            return Ok(None);
+        };
+        // An index entry without its record: a put that did not complete.
+        let Some(value) = self.pushes.get(&key).map_err(backend)? else {
+            return Ok(None);
+        };
+        Ok(Some((
+            key,
+            serde_json::from_slice(&value).map_err(backend)?,
+        )))
     }
 
     /// Notes a completed write, for [`TaskStore::sync`].
@@ -482,6 +530,12 @@ impl TaskStore for SledStore {
                 .remove(entry.map_err(backend)?.0)
                 .map_err(backend)?;
         }
+        for entry in self.push_ids.scan_prefix(log_prefix(id.as_str())) {
+            self.push_ids
+                .remove(entry.map_err(backend)?.0)
+                .map_err(backend)?;
+        }
+        self.push_counts.lock().expect("counts lock").remove(id);
         self.wrote();
         Ok(true)
     }
@@ -558,20 +612,29 @@ impl TaskStore for SledStore {
 
     async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
         let task = record.config.task_id.clone().unwrap_or_default();
-        let mut key = log_prefix(task.as_str());
-        // Registration order: a creation stamp ahead of the id, kept on replacement.
-        let existing = self.find_push(&task, record.id())?;
-        match existing {
-            Some((k, _)) => key = k.to_vec(),
+        let ids_key = push_id_key(task.as_str(), record.id());
+        // Registration order: a creation stamp ahead of the id, kept on replacement. The
+        // index entry is written first, so that every record has one.
+        let key = match self.push_ids.get(&ids_key).map_err(backend)? {
+            Some(k) => k,
             None => {
+                let mut key = log_prefix(task.as_str());
                 let stamp = u64::try_from(Timestamp::now().unix_millis()).unwrap_or_default();
                 key.extend_from_slice(&stamp.to_be_bytes());
                 key.extend_from_slice(record.id().as_bytes());
+                let key = sled::IVec::from(key);
+                self.push_ids
+                    .insert(ids_key, key.clone())
+                    .map_err(backend)?;
+                key
             }
+        };
+        let value = serde_json::to_vec(&record).map_err(backend)?;
+        let mut counts = self.push_counts.lock().expect("counts lock");
+        if self.pushes.insert(key, value).map_err(backend)?.is_none() {
+            counts.entry(task).and_modify(|n| *n += 1);
         }
-        self.pushes
-            .insert(key, serde_json::to_vec(&record).map_err(backend)?)
-            .map_err(backend)?;
+        drop(counts);
         self.wrote();
         Ok(())
     }
@@ -586,15 +649,41 @@ impl TaskStore for SledStore {
             .collect()
     }
 
-    async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
-        match self.find_push(task, id)? {
-            Some((key, _)) => {
-                self.pushes.remove(key).map_err(backend)?;
-                self.wrote();
-                Ok(true)
-            }
-            None => Ok(false),
+    async fn push_config(&self, task: &TaskId, id: &str) -> Result<Option<PushRecord>, StoreError> {
+        Ok(self.find_push(task, id)?.map(|(_, r)| r))
+    }
+
+    async fn push_config_count(&self, task: &TaskId) -> Result<usize, StoreError> {
+        if let Some(n) = self.push_counts.lock().expect("counts lock").get(task) {
+            return Ok(*n);
         }
+        // Counted while holding the lock, so that no write slips between the count and its
+        // caching.
+        let mut counts = self.push_counts.lock().expect("counts lock");
+        let mut n = 0;
+        for entry in self.pushes.scan_prefix(log_prefix(task.as_str())).keys() {
+            entry.map_err(backend)?;
+            n += 1;
+        }
+        counts.insert(task.clone(), n);
+        Ok(n)
+    }
+
+    async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
+        let ids_key = push_id_key(task.as_str(), id);
+        let Some(key) = self.push_ids.get(&ids_key).map_err(backend)? else {
+            return Ok(false);
+        };
+        // The record first: an index entry without one is ignored.
+        let mut counts = self.push_counts.lock().expect("counts lock");
+        let existed = self.pushes.remove(key).map_err(backend)?.is_some();
+        if existed {
+            counts.entry(task.clone()).and_modify(|n| *n -= 1);
+        }
+        drop(counts);
+        self.push_ids.remove(ids_key).map_err(backend)?;
+        self.wrote();
+        Ok(existed)
     }
 
     async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {

@@ -1,0 +1,150 @@
+//! Posting events to webhooks: the HTTP client (guarded resolver, redirect policy) and one
+//! delivery with its retries.
+
+use super::guard::{self, GuardedResolver};
+use super::{PushSettings, Pusher};
+use crate::store::PushRecord;
+use a2a_core::{StreamResponse, TaskId};
+use std::sync::Arc;
+
+/// The webhook HTTP client: addresses checked at connect time, redirects only on the same host,
+/// and no proxy but the one of [`PushSettings::proxy`] (the proxy environment variables are
+/// ignored: a proxy would resolve webhook host names itself, out of the guard's sight).
+pub(super) fn client(settings: &Arc<PushSettings>) -> Result<reqwest::Client, reqwest::Error> {
+    let guard = settings.clone();
+    let builder = match &settings.proxy {
+        Some(proxy) => reqwest::Client::builder().proxy(reqwest::Proxy::all(proxy.as_str())?),
+        None => reqwest::Client::builder().no_proxy(),
+    };
+    builder
+        .dns_resolver(Arc::new(GuardedResolver(settings.clone())))
+        .timeout(settings.timeout)
+        .connect_timeout(settings.timeout)
+        .tcp_nodelay(true)
+        .user_agent(concat!("a2a-rust-push/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::custom(move |attempt| {
+            let first_host = attempt
+                .previous()
+                .first()
+                .and_then(|u| u.host_str().map(str::to_owned));
+            if attempt.previous().len() > 5 {
+                attempt.error("too many redirects")
+            } else if first_host.as_deref() != attempt.url().host_str() {
+                attempt.error("a webhook may only redirect on its own host")
+            } else if guard.check_url(attempt.url().as_str()).is_err() {
+                attempt.error("redirect to a refused address")
+            } else {
+                attempt.follow()
+            }
+        }))
+        .build()
+}
+
+/// Why an event was not delivered.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// Every attempt failed (the last error): the registration is dead-lettered.
+    GaveUp(String),
+    /// The server is shutting down: the event stays pending, for the next process.
+    ShuttingDown,
+}
+
+impl Pusher {
+    /// Posts one event, retrying with backoff; `GaveUp` after the last attempt.
+    pub(super) async fn deliver(
+        &self,
+        record: &PushRecord,
+        seq: u64,
+        event: &StreamResponse,
+    ) -> Result<(), Failure> {
+        let config = &record.config;
+        let task = config.task_id.clone().unwrap_or_default();
+        let (body, content_type) = if record.v03 {
+            (
+                a2a_core::v03::encode_stream_event(event).to_string(),
+                "application/json",
+            )
+        } else {
+            (
+                serde_json::to_string(event).map_err(|e| Failure::GaveUp(e.to_string()))?,
+                "application/a2a+json",
+            )
+        };
+        let mut last_error = String::new();
+        for attempt in 1..=self.settings.max_attempts {
+            let url = self
+                .settings
+                .check_url(&config.url)
+                .map_err(|e| Failure::GaveUp(e.message))?;
+            if self.settings.proxy.is_some() {
+                // The proxy resolves the host name: check it here first.
+                if let Err(e) = guard::check_host(&self.settings, &url).await {
+                    last_error = e;
+                    if !self.pause(attempt, &task, seq, &last_error).await {
+                        return Err(Failure::ShuttingDown);
+                    }
+                    continue;
+                }
+            }
+            let mut request = self
+                .http
+                .post(&config.url)
+                .header(reqwest::header::CONTENT_TYPE, content_type)
+                .header("A2A-Notification-Id", format!("{task}:{seq}"))
+                .body(body.clone());
+            if let Some(auth) = &config.authentication {
+                let value = match &auth.credentials {
+                    Some(c) => format!("{} {c}", auth.scheme),
+                    None => auth.scheme.clone(),
+                };
+                request = request.header(reqwest::header::AUTHORIZATION, value);
+            }
+            if let Some(token) = &config.token {
+                request = request
+                    .header("X-A2A-Notification-Token", token)
+                    .header("A2A-Notification-Token", token);
+            }
+            let sent = tokio::select! {
+                sent = request.send() => sent,
+                () = self.shutdown.cancelled() => return Err(Failure::ShuttingDown),
+            };
+            match sent {
+                Ok(r) if r.status().is_success() => return Ok(()),
+                Ok(r) => last_error = format!("HTTP {}", r.status()),
+                Err(e) => last_error = with_sources(&e),
+            }
+            if !self.pause(attempt, &task, seq, &last_error).await {
+                return Err(Failure::ShuttingDown);
+            }
+        }
+        Err(Failure::GaveUp(last_error))
+    }
+
+    /// Waits before the next attempt (if there is one); `false` if the server shuts down
+    /// meanwhile.
+    async fn pause(&self, attempt: u32, task: &TaskId, seq: u64, error: &str) -> bool {
+        if attempt >= self.settings.max_attempts {
+            return !self.shutdown.is_cancelled();
+        }
+        tracing::debug!(task = %task, seq, attempt, %error, "webhook delivery failed; retrying");
+        tokio::select! {
+            () = tokio::time::sleep(self.settings.backoff_for(attempt)) => true,
+            () = self.shutdown.cancelled() => false,
+        }
+    }
+}
+
+/// An error and its sources, `: `-separated (a refused address is a few levels down).
+fn with_sources(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.ends_with(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = s.source();
+    }
+    text
+}
