@@ -23,6 +23,9 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+mod index;
+#[cfg(test)]
+mod list_tests;
 mod memory;
 #[cfg(feature = "sled")]
 mod sled;
