@@ -191,6 +191,18 @@ impl SledStore {
                 .lock()
                 .expect("cache lock")
                 .remove(&stored.task.id);
+            // The listing keys this write added point at nothing committed: remove those that
+            // are not keys of the current record (no other write of this task is in flight
+            // while we hold its lock).
+            let current = match &e.current {
+                Some(bytes) => index::keys(&Listed::of(&decode(bytes)?)).to_vec(),
+                None => Vec::new(),
+            };
+            for k in new_lists.iter().filter(|k| !old_lists.contains(k)) {
+                if !current.contains(k) {
+                    self.lists.remove(k.as_slice()).map_err(backend)?;
+                }
+            }
             return Err(match (e.current, previous) {
                 (Some(_), None) => StoreError::AlreadyExists(stored.task.id.clone()),
                 (None, _) => StoreError::NotFound(stored.task.id.clone()),

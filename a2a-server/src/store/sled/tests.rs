@@ -134,3 +134,31 @@ async fn sled_store_skips_and_removes_a_stale_listing_key() {
         "removed when met"
     );
 }
+
+#[tokio::test]
+async fn sled_store_a_refused_write_leaves_no_listing_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    let model = crate::store::list_tests::fill_model(&store, 6).await;
+    let (_, t) = &model["m001"];
+    let elsewhere = Scope {
+        tenant: Some("elsewhere".into()),
+        owner: None,
+    };
+    let mut moved = t.clone();
+    moved.status.state = TaskState::Failed;
+    assert!(matches!(
+        store.create(Arc::new(moved.clone()), elsewhere).await,
+        Err(StoreError::AlreadyExists(_))
+    ));
+    let event = crate::store::tests::status_event(&moved);
+    assert!(matches!(
+        store.update(Arc::new(moved), 7, &event).await,
+        Err(StoreError::VersionConflict { .. })
+    ));
+    assert_eq!(
+        store.lists.len(),
+        4 * model.len(),
+        "only the committed keys"
+    );
+}
