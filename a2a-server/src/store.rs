@@ -23,6 +23,9 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+mod index;
+#[cfg(test)]
+mod list_tests;
 mod memory;
 #[cfg(feature = "sled")]
 mod sled;
@@ -317,6 +320,10 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError>;
 
     /// Lists tasks, newest status timestamp first (ties by id).
+    ///
+    /// A listing should cost its page, not the store: both stores answer it from indexes by
+    /// scope, context and state, and `totalSize` from counts kept per index (see
+    /// `store/index.rs`).
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError>;
 
     /// Every task in one of the given states (for start-up recovery).

@@ -6,6 +6,7 @@
 //! a2a-bench run --url http://127.0.0.1:8080 --scenario send -c 16 -d 5 --server-pid 1234
 //! a2a-bench run --url http://127.0.0.1:8080 --scenario subscribe --subscribers 10000
 //! a2a-bench store --checkpoints 100000,1000000
+//! a2a-bench list --dir /tmp/a2a-list-1m --tasks 1000000
 //! a2a-bench report results.jsonl
 //! ```
 //!
@@ -13,6 +14,7 @@
 
 mod callgrind;
 mod http;
+mod list_probe;
 mod load;
 mod procfs;
 mod report;
@@ -34,6 +36,9 @@ enum Command {
     Run(load::RunArgs),
     /// Fills a task store and reports memory and ListTasks latency.
     Store(store_probe::StoreArgs),
+    /// Fills a store with many scoped tasks and measures ListTasks per filter, and SendMessage
+    /// latency while ListTasks callers run.
+    List(list_probe::ListArgs),
     /// Prints the runs appended to a JSON-lines file as a table with ratios.
     Report(report::ReportArgs),
     /// Prints the machine description used in reports.
@@ -85,6 +90,7 @@ fn main() {
                 .expect("a tokio runtime");
             rt.block_on(store_probe::probe(args))
         }
+        Command::List(args) => list_probe::probe(args),
         Command::Report(args) => report::report(&args),
         Command::Machine => {
             println!("{}", procfs::machine());

@@ -1,5 +1,6 @@
 //! An in-memory [`TaskStore`], for tests and ephemeral servers. Nothing survives a restart.
 
+use super::index::{self, Counts, Listed};
 use super::{
     FastMap, ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError,
     StoredTask, TaskStore, decode_page_token, order_key,
@@ -11,10 +12,15 @@ use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 
-/// Keeps tasks in a hash map plus an ordered index for listing.
+/// Keeps tasks in a hash map plus ordered indexes: one by status time (for retention) and the
+/// listing indexes of `store::index` (scope, context, state), so that a listing reads only the
+/// tasks of its page.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: RwLock<Inner>,
+    /// Index entries visited by listings (to test that a page costs O(page)).
+    #[cfg(test)]
+    visited: std::sync::atomic::AtomicUsize,
 }
 
 /// A task and its log. Boxed in the map: a store holds many tasks, and growing a table of
@@ -47,10 +53,34 @@ impl Logged {
 struct Inner {
     tasks: FastMap<TaskId, Box<Entry>>,
     index: BTreeSet<(Reverse<i64>, String)>,
+    /// The listing indexes: every key of `index::keys` of every task.
+    lists: BTreeSet<Vec<u8>>,
     claims: FastMap<String, Box<MessageClaim>>,
     pushes: FastMap<TaskId, PushList>,
-    /// How many tasks each scope has (the `totalSize` of an unfiltered listing).
-    counts: FastMap<Scope, usize>,
+    /// How many tasks each listing prefix has (a listing's `totalSize`).
+    counts: Counts,
+}
+
+impl Inner {
+    /// Moves a task's listing keys and counts from `old` to `new` (either may be absent).
+    fn reindex(&mut self, old: Option<&StoredTask>, new: Option<&StoredTask>) {
+        let (old, new) = (old.map(Listed::of), new.map(Listed::of));
+        let (old, new) = (old.as_ref(), new.as_ref());
+        let old_keys = old.map(index::keys).unwrap_or_default();
+        let new_keys = new.map(index::keys).unwrap_or_default();
+        for k in old_keys.iter().filter(|k| !new_keys.contains(k)) {
+            self.lists.remove(k);
+        }
+        for k in new_keys.iter().filter(|k| !old_keys.contains(k)) {
+            self.lists.insert(k.clone());
+        }
+        match (old, new) {
+            (Some(o), Some(n)) => self.counts.replace(o, n),
+            (Some(o), None) => self.counts.apply(o, false),
+            (None, Some(n)) => self.counts.apply(n, true),
+            (None, None) => {}
+        }
+    }
 }
 
 /// A task's webhook registrations in registration order, with their positions by config id.
@@ -90,7 +120,7 @@ impl TaskStore for MemoryStore {
             scope,
         };
         inner.index.insert(order_key(&stored));
-        *inner.counts.entry(stored.scope.clone()).or_default() += 1;
+        inner.reindex(None, Some(&stored));
         let entry = Box::new(Entry {
             log: vec![Logged::Created(stored.task.clone())],
             stored: stored.clone(),
@@ -118,6 +148,7 @@ impl TaskStore for MemoryStore {
             });
         }
         let old_key = order_key(current);
+        let old = current.clone();
         current.task = task;
         current.version += 1;
         let new_key = order_key(current);
@@ -127,43 +158,57 @@ impl TaskStore for MemoryStore {
             inner.index.remove(&old_key);
             inner.index.insert(new_key);
         }
+        inner.reindex(Some(&old), Some(&stored));
         Ok(stored)
     }
 
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
-        let start = match &query.page_token {
-            Some(token) => Bound::Excluded(decode_page_token(token)?),
-            None => Bound::Unbounded,
-        };
+        let token = query
+            .page_token
+            .as_deref()
+            .map(decode_page_token)
+            .transpose()?;
+        let prefix = index::query_prefix(query);
+        let after = query.status_timestamp_after.map(Timestamp::unix_millis);
+        let start = index::start_key(&prefix, token.as_ref());
+        let in_range =
+            |k: &&Vec<u8>| k.starts_with(&prefix) && index::at_or_after(k, prefix.len(), after);
         let inner = self.inner.read().expect("store lock");
-        let matching = |key: &(Reverse<i64>, String)| {
-            inner
-                .tasks
-                .get(key.1.as_str())
-                .map(|e| &e.stored)
-                .filter(|t| query.matches(t))
-        };
-        let scope_only = query.context_id.is_none()
-            && query.status.is_none()
-            && query.status_timestamp_after.is_none();
-        let total_size = if scope_only {
-            inner.counts.get(&query.scope).copied().unwrap_or(0)
+        let total = inner.counts.get(&prefix);
+        let total_size = if after.is_none() {
+            total
         } else {
-            inner.index.iter().filter_map(matching).count()
+            let newer = inner.lists.range(prefix.clone()..);
+            let older = inner.lists.range(..index::end_key(&prefix)).rev();
+            let side = |k: &Vec<u8>| -> Result<bool, StoreError> {
+                Ok(index::at_or_after(k, prefix.len(), after))
+            };
+            let newer = newer.take_while(|k| k.starts_with(&prefix)).map(side);
+            let older = older.take_while(|k| k.starts_with(&prefix)).map(side);
+            index::count_after(total, newer, older)?
         };
         let mut tasks = Vec::with_capacity(query.page_size.min(128));
         let mut more = false;
-        for t in inner
-            .index
-            .range((start, Bound::Unbounded))
-            .filter_map(matching)
+        let mut visited = 0;
+        for key in inner
+            .lists
+            .range((Bound::Excluded(start), Bound::Unbounded))
+            .take_while(in_range)
         {
+            visited += 1;
             if tasks.len() == query.page_size {
                 more = true;
                 break;
             }
-            tasks.push(t.clone());
+            let id = index::id_of(key, prefix.len()).unwrap_or_default();
+            if let Some(e) = inner.tasks.get(id) {
+                tasks.push(e.stored.clone());
+            }
         }
+        #[cfg(test)]
+        self.visited
+            .fetch_add(visited, std::sync::atomic::Ordering::Relaxed);
+        let _ = visited;
         Ok(ListPage::new(tasks, more, total_size))
     }
 
@@ -195,9 +240,7 @@ impl TaskStore for MemoryStore {
         match inner.tasks.remove(id).map(|e| e.stored) {
             Some(t) => {
                 inner.index.remove(&order_key(&t));
-                if let Some(n) = inner.counts.get_mut(&t.scope) {
-                    *n = n.saturating_sub(1);
-                }
+                inner.reindex(Some(&t), None);
                 Ok(true)
             }
             None => Ok(false),
@@ -351,5 +394,22 @@ mod tests {
     #[tokio::test]
     async fn memory_store_lists_newest_first_with_filters_and_pages() {
         crate::store::tests::list_orders_filters_and_pages(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn memory_store_listing_follows_updates_and_deletes() {
+        crate::store::list_tests::list_follows_updates_and_deletes(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn memory_store_lists_a_small_scope_without_visiting_other_scopes() {
+        let store = MemoryStore::new();
+        let visited = || store.visited.load(std::sync::atomic::Ordering::Relaxed);
+        crate::store::list_tests::listing_a_small_scope_costs_its_page(&store, &visited).await;
+    }
+
+    #[tokio::test]
+    async fn memory_store_pages_list_an_updated_task_at_most_once() {
+        crate::store::list_tests::pages_stay_stable_under_updates(&MemoryStore::new()).await;
     }
 }

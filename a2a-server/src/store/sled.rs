@@ -3,7 +3,9 @@
 //!
 //! Layout: tree `tasks` maps a task id to its JSON record; tree `task_index` maps
 //! `(i64::MAX - status millis, big-endian) ++ id` to nothing, so that a forward scan lists the
-//! newest status first; tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq,
+//! newest status first (retention walks it from the oldest end); tree `task_lists` holds the
+//! listing indexes of `store::index` (keys under scope, scope+context, scope+state and
+//! scope+context+state prefixes, newest first), so that a listing reads only its page; tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq,
 //! u64 big-endian)` to the JSON event, so that a task's log is one ordered range; tree
 //! `message_claims` maps a deduplication key to its claim. Each write updates the task, the
 //! index and the log (see `SledStore::write` for how that is atomic without a sled
@@ -14,19 +16,21 @@
 //! neither reads nor decodes its JSON record. Every write goes through the store, so the
 //! cached record is always the committed one.
 
+use super::index::{self, Counts, Listed};
 use super::{
     ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError, StoredTask,
-    TaskStore, decode_page_token,
+    TaskStore,
 };
 use crate::cache::{Fifo, Weigh};
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
 use std::collections::HashMap;
-use std::ops::Bound;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod list;
+mod open;
 
 /// A task store in a sled database directory.
 #[derive(Clone, Debug)]
@@ -34,6 +38,8 @@ pub struct SledStore {
     db: sled::Db,
     tasks: sled::Tree,
     index: sled::Tree,
+    /// The listing indexes (see `store::index`).
+    lists: sled::Tree,
     events: sled::Tree,
     claims: sled::Tree,
     pushes: sled::Tree,
@@ -46,10 +52,17 @@ pub struct SledStore {
     /// the first count).
     push_counts: Arc<Mutex<HashMap<TaskId, usize>>>,
     commit: Arc<GroupCommit>,
-    /// How many tasks each scope has: an unfiltered `ListTasks` reads its `totalSize` here
-    /// instead of decoding every task. Counted from the `tasks` tree when the store opens, then
-    /// kept up to date by `create` and `delete`.
-    counts: Arc<Mutex<HashMap<Scope, u64>>>,
+    /// How many tasks each listing prefix has: a `ListTasks` reads its `totalSize` here instead
+    /// of decoding tasks. Counted from the `tasks` tree when the store opens, then kept up to
+    /// date by every write.
+    counts: Arc<Mutex<Counts>>,
+    /// Write locks by task id hash: held by a write from its first index insert to its last
+    /// index removal, and by a listing that removes an index entry it found stale, so that the
+    /// listing cannot remove the entry of a write still in flight.
+    stripes: Arc<[Mutex<()>]>,
+    /// Index entries visited by listings (to test that a page costs O(page)).
+    #[cfg(test)]
+    visited: Arc<AtomicU64>,
     /// Recently used task records, decoded.
     recent: Arc<Mutex<Fifo<Record>>>,
 }
@@ -89,12 +102,6 @@ pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How long opening waits for the directory's lock (see [`SledStore::open_with_cache`]).
 pub const LOCK_WAIT: Duration = Duration::from_secs(3);
-
-/// Whether opening failed because another open database holds the directory's lock (sled
-/// reports it only as an I/O error with this message).
-fn is_lock_taken(e: &sled::Error) -> bool {
-    matches!(e, sled::Error::Io(io) if io.to_string().starts_with("could not acquire lock"))
-}
 
 fn backend(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Backend(Box::new(e))
@@ -156,27 +163,6 @@ fn log_key(id: &str, seq: u64) -> Vec<u8> {
     key
 }
 
-/// Counts the tasks of each scope, reading only the scope of each record.
-fn count_by_scope(tasks: &sled::Tree) -> Result<HashMap<Scope, u64>, StoreError> {
-    #[derive(serde::Deserialize)]
-    struct ScopeOnly {
-        #[serde(default)]
-        scope: Scope,
-    }
-    let mut counts: HashMap<Scope, u64> = HashMap::new();
-    for entry in tasks.iter() {
-        let (_, bytes) = entry.map_err(backend)?;
-        let record: ScopeOnly = serde_json::from_slice(&bytes).map_err(backend)?;
-        *counts.entry(record.scope).or_default() += 1;
-    }
-    Ok(counts)
-}
-
-/// Whether a listing filters by nothing but the scope (its total is then the scope's count).
-fn scope_only(query: &ListQuery) -> bool {
-    query.context_id.is_none() && query.status.is_none() && query.status_timestamp_after.is_none()
-}
-
 fn decode(bytes: &[u8]) -> Result<StoredTask, StoreError> {
     serde_json::from_slice(bytes).map_err(backend)
 }
@@ -186,75 +172,12 @@ fn encode(t: &StoredTask) -> Result<Vec<u8>, StoreError> {
 }
 
 impl SledStore {
-    /// Opens (or creates) the database in `dir` with the default cache size.
-    pub fn open(dir: impl AsRef<Path>) -> Result<Self, StoreError> {
-        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
-    }
-
-    /// Opens (or creates) the database in `dir` with a page cache of `cache_bytes`.
-    ///
-    /// sled holds an exclusive lock on the directory while a database is open. A store dropped
-    /// a moment ago in this process can still hold it for a few milliseconds (sled's I/O
-    /// threads release it after the last write they were flushing), so a lock that is taken is
-    /// retried for up to [`LOCK_WAIT`] before giving up with an error that names the directory.
-    pub fn open_with_cache(dir: impl AsRef<Path>, cache_bytes: u64) -> Result<Self, StoreError> {
-        let dir = dir.as_ref();
-        let config = sled::Config::new().path(dir).cache_capacity(cache_bytes);
-        let started = Instant::now();
-        let db = loop {
-            match config.open() {
-                Ok(db) => break db,
-                Err(e) if is_lock_taken(&e) && started.elapsed() < LOCK_WAIT => {
-                    #[allow(
-                        clippy::disallowed_methods,
-                        reason = "opening is synchronous and rare; this waits out a drop in flight"
-                    )]
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                Err(e) if is_lock_taken(&e) => {
-                    return Err(StoreError::Backend(
-                        format!(
-                            "the sled database in {} is in use by another process (its lock \
-                             was still held after {} s)",
-                            dir.display(),
-                            LOCK_WAIT.as_secs()
-                        )
-                        .into(),
-                    ));
-                }
-                Err(e) => return Err(backend(e)),
-            }
-        };
-        Self::from_db(db)
-    }
-
-    /// Uses an already opened database (its trees `tasks` and `task_index`).
-    pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
-        let tasks = db.open_tree("tasks").map_err(backend)?;
-        let counts = count_by_scope(&tasks)?;
-        let pushes = db.open_tree("push_configs").map_err(backend)?;
-        let push_ids = db.open_tree("push_config_ids").map_err(backend)?;
-        index_push_ids(&pushes, &push_ids)?;
-        Ok(Self {
-            tasks,
-            index: db.open_tree("task_index").map_err(backend)?,
-            events: db.open_tree("task_events").map_err(backend)?,
-            claims: db.open_tree("message_claims").map_err(backend)?,
-            pushes,
-            push_ids,
-            push_counts: Arc::default(),
-            commit: Arc::default(),
-            counts: Arc::new(Mutex::new(counts)),
-            recent: Arc::new(Mutex::new(Fifo::new(RECENT_CACHE_BYTES))),
-            db,
-        })
-    }
-
-    /// Adds `delta` to the task count of `scope`.
-    fn count(&self, scope: &Scope, delta: i64) {
-        let mut counts = self.counts.lock().expect("counts lock");
-        let n = counts.entry(scope.clone()).or_default();
-        *n = n.saturating_add_signed(delta);
+    /// The write lock of a task (see `stripes`).
+    fn stripe(&self, id: &str) -> std::sync::MutexGuard<'_, ()> {
+        use std::hash::BuildHasher as _;
+        let hash = foldhash::fast::FixedState::default().hash_one(id);
+        let i = usize::try_from(hash % self.stripes.len() as u64).unwrap_or_default();
+        self.stripes[i].lock().expect("stripe lock")
     }
 
     /// The underlying database (other features keep their trees in it).
@@ -262,11 +185,12 @@ impl SledStore {
         &self.db
     }
 
-    /// Writes a new version of a task: its event first, then its new index key, then the
-    /// task record itself (the commit point, a compare-and-swap against the record it
-    /// replaces), then the removal of the old index key. A crash at any step leaves the
-    /// previous version intact: an event beyond the task's version and an index key that does
-    /// not match the task are ignored by every read (and overwritten by the next write).
+    /// Writes a new version of a task: its event first, then its new index keys (retention's
+    /// and the listing ones that change), then the task record itself (the commit point, a
+    /// compare-and-swap against the record it replaces), then the removal of the old index
+    /// keys and the update of the listing counts. A crash at any step leaves the previous
+    /// version intact: an event beyond the task's version and an index key that does not match
+    /// the task are ignored by every read (and a listing that meets such a key removes it).
     ///
     /// No sled transaction or batch is used: in sled 0.34 they switch every thread to a
     /// reader-writer lock that can deadlock against a concurrent `flush` (which we call before
@@ -281,12 +205,22 @@ impl SledStore {
         let id = stored.task.id.as_str();
         let value = sled::IVec::from(encode(&stored)?);
         let new_key = index_key(stored.sort_millis(), id);
+        let new_listed = Listed::of(&stored);
+        let old_listed = previous.as_ref().map(|p| Listed::of(&p.stored));
+        let new_lists = index::keys(&new_listed);
+        let old_lists = old_listed.as_ref().map(index::keys).unwrap_or_default();
+        let _stripe = self.stripe(id);
         self.events
             .insert(log_key(id, stored.version), event)
             .map_err(backend)?;
         self.index
             .insert(new_key.as_slice(), &[] as &[u8])
             .map_err(backend)?;
+        for k in new_lists.iter().filter(|k| !old_lists.contains(k)) {
+            self.lists
+                .insert(k.as_slice(), &[] as &[u8])
+                .map_err(backend)?;
+        }
         let expected = previous.as_ref().map(|p| p.raw.clone());
         let swapped = self
             .tasks
@@ -297,6 +231,18 @@ impl SledStore {
                 .lock()
                 .expect("cache lock")
                 .remove(&stored.task.id);
+            // The listing keys this write added point at nothing committed: remove those that
+            // are not keys of the current record (no other write of this task is in flight
+            // while we hold its lock).
+            let current = match &e.current {
+                Some(bytes) => index::keys(&Listed::of(&decode(bytes)?)).to_vec(),
+                None => Vec::new(),
+            };
+            for k in new_lists.iter().filter(|k| !old_lists.contains(k)) {
+                if !current.contains(k) {
+                    self.lists.remove(k.as_slice()).map_err(backend)?;
+                }
+            }
             return Err(match (e.current, previous) {
                 (Some(_), None) => StoreError::AlreadyExists(stored.task.id.clone()),
                 (None, _) => StoreError::NotFound(stored.task.id.clone()),
@@ -314,11 +260,21 @@ impl SledStore {
                 raw: value,
             },
         );
+        {
+            let mut counts = self.counts.lock().expect("counts lock");
+            match &old_listed {
+                Some(old) => counts.replace(old, &new_listed),
+                None => counts.apply(&new_listed, true),
+            }
+        }
         if let Some(p) = previous {
             let old_key = index_key(p.stored.sort_millis(), id);
             if old_key != new_key {
                 self.index.remove(old_key).map_err(backend)?;
             }
+        }
+        for k in old_lists.iter().filter(|k| !new_lists.contains(k)) {
+            self.lists.remove(k.as_slice()).map_err(backend)?;
         }
         Ok(stored)
     }
@@ -407,9 +363,7 @@ impl TaskStore for SledStore {
             task: &'a Task,
         }
         let event = serde_json::to_vec(&Created { task: &stored.task }).map_err(backend)?;
-        let stored = self.write(stored, None, event)?;
-        self.count(&stored.scope, 1);
-        Ok(stored)
+        self.write(stored, None, event)
     }
 
     async fn update(
@@ -437,42 +391,11 @@ impl TaskStore for SledStore {
     }
 
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
-        let start = match &query.page_token {
-            Some(token) => {
-                let (millis, id) = decode_page_token(token)?;
-                Bound::Excluded(index_key(millis.0, &id))
-            }
-            None => Bound::Unbounded,
-        };
-        let load = |key: &[u8]| -> Result<Option<StoredTask>, StoreError> {
-            Ok(self.indexed(key)?.filter(|t| query.matches(t)))
-        };
-        let mut tasks = Vec::with_capacity(query.page_size.min(128));
-        let mut more = false;
-        for entry in self.index.range::<Vec<u8>, _>((start, Bound::Unbounded)) {
-            let (key, _) = entry.map_err(backend)?;
-            if let Some(t) = load(&key)? {
-                if tasks.len() == query.page_size {
-                    more = true;
-                    break;
-                }
-                tasks.push(t);
-            }
-        }
-        let total_size = if scope_only(query) {
-            let counts = self.counts.lock().expect("counts lock");
-            usize::try_from(counts.get(&query.scope).copied().unwrap_or(0)).unwrap_or(usize::MAX)
-        } else {
-            let mut n = 0;
-            for entry in self.index.iter() {
-                let (key, _) = entry.map_err(backend)?;
-                if load(&key)?.is_some() {
-                    n += 1;
-                }
-            }
-            n
-        };
-        Ok(ListPage::new(tasks, more, total_size))
+        // sled reads block: a listing runs on tokio's blocking pool, never on a worker thread.
+        let (store, query) = (self.clone(), query.clone());
+        tokio::task::spawn_blocking(move || store.list_blocking(&query))
+            .await
+            .map_err(backend)?
     }
 
     async fn events(
@@ -506,20 +429,30 @@ impl TaskStore for SledStore {
         let Some(stored) = self.get(id).await? else {
             return Ok(false);
         };
-        // The task record goes first (then it is gone for every reader), then its index key
+        // The task record goes first (then it is gone for every reader), then its index keys
         // and its log; a crash in between leaves only unreachable entries.
-        if self
-            .tasks
-            .remove(id.as_str().as_bytes())
-            .map_err(backend)?
-            .is_some()
+        let listed = Listed::of(&stored);
         {
-            self.count(&stored.scope, -1);
+            let _stripe = self.stripe(id.as_str());
+            if self
+                .tasks
+                .remove(id.as_str().as_bytes())
+                .map_err(backend)?
+                .is_some()
+            {
+                self.counts
+                    .lock()
+                    .expect("counts lock")
+                    .apply(&listed, false);
+            }
+            self.recent.lock().expect("cache lock").remove(id);
+            self.index
+                .remove(index_key(stored.sort_millis(), id.as_str()))
+                .map_err(backend)?;
+            for k in index::keys(&listed) {
+                self.lists.remove(k).map_err(backend)?;
+            }
         }
-        self.recent.lock().expect("cache lock").remove(id);
-        self.index
-            .remove(index_key(stored.sort_millis(), id.as_str()))
-            .map_err(backend)?;
         for entry in self.events.scan_prefix(log_prefix(id.as_str())) {
             self.events
                 .remove(entry.map_err(backend)?.0)
@@ -734,62 +667,4 @@ impl TaskStore for SledStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn sled_store_creates_gets_and_updates() {
-        let dir = tempfile::tempdir().unwrap();
-        crate::store::tests::create_get_update(&SledStore::open(dir.path()).unwrap()).await;
-    }
-
-    #[tokio::test]
-    async fn sled_store_keeps_a_gap_free_log_expires_old_tasks_and_claims_messages() {
-        let dir = tempfile::tempdir().unwrap();
-        crate::store::tests::log_pages_retention_and_claims(&SledStore::open(dir.path()).unwrap())
-            .await;
-    }
-
-    #[tokio::test]
-    async fn sled_store_lists_newest_first_with_filters_and_pages() {
-        let dir = tempfile::tempdir().unwrap();
-        crate::store::tests::list_orders_filters_and_pages(&SledStore::open(dir.path()).unwrap())
-            .await;
-    }
-
-    #[test]
-    fn a_directory_held_by_an_open_store_is_refused_with_its_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let _held = SledStore::open(dir.path()).unwrap();
-        let started = Instant::now();
-        let err = SledStore::open(dir.path()).unwrap_err().to_string();
-        assert!(
-            started.elapsed() >= LOCK_WAIT,
-            "gave up before {LOCK_WAIT:?}"
-        );
-        assert!(err.contains("in use by another process"), "{err}");
-        assert!(err.contains(&dir.path().display().to_string()), "{err}");
-    }
-
-    #[tokio::test]
-    async fn sled_store_keeps_tasks_across_reopen() {
-        let dir = tempfile::tempdir().unwrap();
-        {
-            let store = SledStore::open(dir.path()).unwrap();
-            crate::store::tests::create_get_update(&store).await;
-            store.sync().await.unwrap();
-        }
-        let store = SledStore::open(dir.path()).unwrap();
-        let t = store.get(&TaskId::from("t1")).await.unwrap().unwrap();
-        assert_eq!(t.version, 2);
-        assert_eq!(t.task.status.state, TaskState::Working);
-        let page = store
-            .list(&ListQuery {
-                page_size: 10,
-                ..ListQuery::default()
-            })
-            .await
-            .unwrap();
-        assert_eq!(page.total_size, 1);
-    }
-}
+mod tests;

@@ -1,0 +1,267 @@
+//! The listing indexes shared by both stores: byte keys that sort a scope's tasks newest status
+//! first (ties by id), under four prefixes per task, and the per-prefix task counts that give a
+//! listing's `totalSize` without reading the tasks.
+//!
+//! A key is `prefix ++ inverted status millis (u64 big-endian) ++ id`, where the prefix is one
+//! of (kind byte, then each part length-prefixed so that no prefix is a prefix of another):
+//!
+//! | kind | prefix | answers |
+//! |---|---|---|
+//! | `S` | scope | no filter but the scope |
+//! | `C` | scope, context | `contextId` |
+//! | `T` | scope, state | `status` |
+//! | `B` | scope, context, state | `contextId` and `status` |
+//!
+//! `statusTimestampAfter` needs no index of its own: the newest tasks come first under every
+//! prefix, so the tasks at or after a time are the start of the prefix's range.
+
+use super::{ListQuery, Scope, StoredTask};
+use a2a_core::{ContextId, TaskState};
+use std::collections::HashMap;
+
+/// What the indexes know of a task: its scope, context, state, status time and id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Listed {
+    pub(crate) scope: Scope,
+    pub(crate) context: String,
+    pub(crate) state: String,
+    pub(crate) millis: i64,
+    pub(crate) id: String,
+}
+
+impl Listed {
+    /// The indexed fields of a stored task.
+    pub(crate) fn of(t: &StoredTask) -> Self {
+        Self {
+            scope: t.scope.clone(),
+            context: t.task.context_id.as_str().to_owned(),
+            state: t.task.status.state.as_str().to_owned(),
+            millis: t.sort_millis(),
+            id: t.task.id.as_str().to_owned(),
+        }
+    }
+}
+
+/// Length of the order part of a key (the inverted status millis) after its prefix.
+pub(crate) const MILLIS_LEN: usize = 8;
+
+/// Which index a prefix belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Scope = b'S' as isize,
+    Context = b'C' as isize,
+    State = b'T' as isize,
+    Both = b'B' as isize,
+}
+
+fn push_part(out: &mut Vec<u8>, part: Option<&str>) {
+    match part {
+        None => out.push(0),
+        Some(s) => {
+            out.push(1);
+            out.extend_from_slice(&u32::try_from(s.len()).unwrap_or(u32::MAX).to_be_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+    }
+}
+
+fn prefix(kind: Kind, scope: &Scope, context: Option<&str>, state: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(48);
+    out.push(kind as u8);
+    push_part(&mut out, scope.tenant.as_deref());
+    push_part(&mut out, scope.owner.as_deref());
+    if matches!(kind, Kind::Context | Kind::Both) {
+        push_part(&mut out, context);
+    }
+    if matches!(kind, Kind::State | Kind::Both) {
+        push_part(&mut out, state);
+    }
+    out
+}
+
+/// The order part of a key: newest first, order-preserving over every `i64`.
+pub(crate) fn inverted(millis: i64) -> [u8; MILLIS_LEN] {
+    #[allow(
+        clippy::cast_sign_loss,
+        reason = "the bits are kept; the sign bit is flipped"
+    )]
+    (u64::MAX - ((millis as u64) ^ (1 << 63))).to_be_bytes()
+}
+
+/// The status millis an order part encodes.
+pub(crate) fn millis_of(inverted: [u8; MILLIS_LEN]) -> i64 {
+    #[allow(clippy::cast_possible_wrap, reason = "the inverse of `inverted`")]
+    {
+        ((u64::MAX - u64::from_be_bytes(inverted)) ^ (1 << 63)) as i64
+    }
+}
+
+/// `prefix ++ inverted(millis) ++ id`.
+pub(crate) fn key(prefix: &[u8], millis: i64, id: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(prefix.len() + MILLIS_LEN + id.len());
+    key.extend_from_slice(prefix);
+    key.extend_from_slice(&inverted(millis));
+    key.extend_from_slice(id.as_bytes());
+    key
+}
+
+/// The four prefixes a task is listed under.
+pub(crate) fn prefixes(t: &Listed) -> [Vec<u8>; 4] {
+    let ctx = Some(t.context.as_str());
+    let state = Some(t.state.as_str());
+    [
+        prefix(Kind::Scope, &t.scope, None, None),
+        prefix(Kind::Context, &t.scope, ctx, None),
+        prefix(Kind::State, &t.scope, None, state),
+        prefix(Kind::Both, &t.scope, ctx, state),
+    ]
+}
+
+/// The four index keys of a task.
+pub(crate) fn keys(t: &Listed) -> [Vec<u8>; 4] {
+    prefixes(t).map(|p| key(&p, t.millis, &t.id))
+}
+
+/// The prefix whose range answers `query` (every filter but `statusTimestampAfter`).
+pub(crate) fn query_prefix(query: &ListQuery) -> Vec<u8> {
+    let ctx = query.context_id.as_ref().map(ContextId::as_str);
+    let state = query.status.as_ref().map(TaskState::as_str);
+    let kind = match (ctx, state) {
+        (None, None) => Kind::Scope,
+        (Some(_), None) => Kind::Context,
+        (None, Some(_)) => Kind::State,
+        (Some(_), Some(_)) => Kind::Both,
+    };
+    prefix(kind, &query.scope, ctx, state)
+}
+
+/// The key of `t` under `prefix` if `prefix` is one of its prefixes: an index entry under
+/// `prefix` is current exactly when it equals this key.
+#[cfg_attr(not(feature = "sled"), allow(dead_code))]
+pub(crate) fn key_under(t: &Listed, prefix: &[u8]) -> Option<Vec<u8>> {
+    prefixes(t)
+        .into_iter()
+        .find(|p| p == prefix)
+        .map(|p| key(&p, t.millis, &t.id))
+}
+
+/// Where a listing starts under `prefix`: after the page token's key, or at the prefix.
+pub(crate) fn start_key(
+    prefix: &[u8],
+    token: Option<&(std::cmp::Reverse<i64>, String)>,
+) -> Vec<u8> {
+    match token {
+        Some((millis, id)) => key(prefix, millis.0, id),
+        None => prefix.to_vec(),
+    }
+}
+
+/// A key after every key under `prefix` (UTF-8 ids never contain the byte `0xFF`).
+pub(crate) fn end_key(prefix: &[u8]) -> Vec<u8> {
+    let mut key = prefix.to_vec();
+    key.extend_from_slice(&[0xFF; MILLIS_LEN + 1]);
+    key
+}
+
+/// Whether a key under `prefix` is at or after `after` millis (`None`: no time filter).
+pub(crate) fn at_or_after(key: &[u8], prefix_len: usize, after: Option<i64>) -> bool {
+    let Some(after) = after else { return true };
+    key.get(prefix_len..prefix_len + MILLIS_LEN)
+        .and_then(|b| <[u8; MILLIS_LEN]>::try_from(b).ok())
+        .is_some_and(|b| millis_of(b) >= after)
+}
+
+/// The id part of a key under a prefix of `prefix_len` bytes.
+pub(crate) fn id_of(key: &[u8], prefix_len: usize) -> Option<&str> {
+    std::str::from_utf8(key.get(prefix_len + MILLIS_LEN..)?).ok()
+}
+
+/// Counts the entries of a prefix at or after a time without walking all of them: walks from
+/// the newest entry (`newer`, the ones counted) and from the oldest (`older`, the ones not
+/// counted) in step, and stops when either side reaches the time. The cost is the smaller of
+/// the two sides, at most half the prefix.
+pub(crate) fn count_after<E>(
+    total: usize,
+    newer: impl Iterator<Item = Result<bool, E>>,
+    older: impl Iterator<Item = Result<bool, E>>,
+) -> Result<usize, E> {
+    // Each item says whether the entry is at or after the time.
+    let (mut newer, mut older) = (newer, older);
+    let (mut inside, mut outside) = (0usize, 0usize);
+    loop {
+        match newer.next().transpose()? {
+            Some(true) => inside += 1,
+            _ => return Ok(inside),
+        }
+        match older.next().transpose()? {
+            Some(false) => outside += 1,
+            _ => return Ok(total.saturating_sub(outside)),
+        }
+    }
+}
+
+/// Task counts per prefix.
+#[derive(Debug, Default)]
+pub(crate) struct Counts(HashMap<Vec<u8>, usize>);
+
+impl Counts {
+    /// Counts `t` in (`add`) or out of each of its prefixes.
+    pub(crate) fn apply(&mut self, t: &Listed, add: bool) {
+        for p in prefixes(t) {
+            if add {
+                *self.0.entry(p).or_default() += 1;
+            } else if let Some(n) = self.0.get_mut(&p) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    self.0.remove(&p);
+                }
+            }
+        }
+    }
+
+    /// Moves `t` from the prefixes of `old` to its own (a no-op when they are the same).
+    pub(crate) fn replace(&mut self, old: &Listed, new: &Listed) {
+        if prefixes(old) != prefixes(new) {
+            self.apply(old, false);
+            self.apply(new, true);
+        }
+    }
+
+    /// How many tasks are under `prefix`.
+    pub(crate) fn get(&self, prefix: &[u8]) -> usize {
+        self.0.get(prefix).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inverted_millis_sort_newest_first_and_round_trip() {
+        let ms = [i64::MIN, -5, 0, 1, 1_700_000_000_000, i64::MAX];
+        for w in ms.windows(2) {
+            assert!(inverted(w[0]) > inverted(w[1]));
+        }
+        for m in ms {
+            assert_eq!(millis_of(inverted(m)), m);
+        }
+    }
+
+    #[test]
+    fn count_after_takes_the_shorter_side() {
+        let entries = [true, true, true, false];
+        let ok = |v: &[bool]| v.iter().map(|b| Ok::<_, ()>(*b)).collect::<Vec<_>>();
+        let newer = ok(&entries);
+        let older = ok(&entries.iter().rev().copied().collect::<Vec<_>>());
+        assert_eq!(count_after(4, newer.into_iter(), older.into_iter()), Ok(3));
+        for split in 0..=6 {
+            let v: Vec<bool> = (0..6).map(|i| i < split).collect();
+            let rev: Vec<bool> = v.iter().rev().copied().collect();
+            assert_eq!(
+                count_after(6, ok(&v).into_iter(), ok(&rev).into_iter()),
+                Ok(split)
+            );
+        }
+    }
+}

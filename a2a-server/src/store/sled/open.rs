@@ -1,0 +1,89 @@
+//! Opening a sled store: the directory lock, the trees, and the listing counts.
+
+use super::{DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SledStore, backend, list};
+use crate::cache::Fifo;
+use crate::store::StoreError;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Whether opening failed because another open database holds the directory's lock (sled
+/// reports it only as an I/O error with this message).
+fn is_lock_taken(e: &sled::Error) -> bool {
+    matches!(e, sled::Error::Io(io) if io.to_string().starts_with("could not acquire lock"))
+}
+
+impl SledStore {
+    /// Opens (or creates) the database in `dir` with the default cache size.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Opens (or creates) the database in `dir` with a page cache of `cache_bytes`.
+    ///
+    /// sled holds an exclusive lock on the directory while a database is open. A store dropped
+    /// a moment ago in this process can still hold it for a few milliseconds (sled's I/O
+    /// threads release it after the last write they were flushing), so a lock that is taken is
+    /// retried for up to [`LOCK_WAIT`] before giving up with an error that names the directory.
+    pub fn open_with_cache(dir: impl AsRef<Path>, cache_bytes: u64) -> Result<Self, StoreError> {
+        let dir = dir.as_ref();
+        let config = sled::Config::new().path(dir).cache_capacity(cache_bytes);
+        let started = Instant::now();
+        let db = loop {
+            match config.open() {
+                Ok(db) => break db,
+                Err(e) if is_lock_taken(&e) && started.elapsed() < LOCK_WAIT => {
+                    #[allow(
+                        clippy::disallowed_methods,
+                        reason = "opening is synchronous and rare; this waits out a drop in flight"
+                    )]
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) if is_lock_taken(&e) => {
+                    return Err(StoreError::Backend(
+                        format!(
+                            "the sled database in {} is in use by another process (its lock \
+                             was still held after {} s)",
+                            dir.display(),
+                            LOCK_WAIT.as_secs()
+                        )
+                        .into(),
+                    ));
+                }
+                Err(e) => return Err(backend(e)),
+            }
+        };
+        Self::from_db(db)
+    }
+
+    /// Uses an already opened database (its trees `tasks`, `task_index`, `task_lists`, …).
+    ///
+    /// Opening reads the indexed fields of every task record to count the tasks of each
+    /// listing prefix. A database written before the listing indexes existed gets them built
+    /// in the same pass, once (a marker key in tree `store_meta` records it).
+    pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
+        let tasks = db.open_tree("tasks").map_err(backend)?;
+        let lists = db.open_tree("task_lists").map_err(backend)?;
+        let counts = list::open_indexes(&db, &tasks, &lists)?;
+        let pushes = db.open_tree("push_configs").map_err(backend)?;
+        let push_ids = db.open_tree("push_config_ids").map_err(backend)?;
+        super::index_push_ids(&pushes, &push_ids)?;
+        Ok(Self {
+            tasks,
+            lists,
+            stripes: (0..64).map(|_| Mutex::new(())).collect(),
+            #[cfg(test)]
+            visited: Arc::default(),
+            index: db.open_tree("task_index").map_err(backend)?,
+            events: db.open_tree("task_events").map_err(backend)?,
+            claims: db.open_tree("message_claims").map_err(backend)?,
+            pushes,
+            push_ids,
+            push_counts: Arc::default(),
+            commit: Arc::default(),
+            counts: Arc::new(Mutex::new(counts)),
+            recent: Arc::new(Mutex::new(Fifo::new(RECENT_CACHE_BYTES))),
+            db,
+        })
+    }
+}
