@@ -81,6 +81,6 @@ pub use ids::{ArtifactId, ContextId, MessageId, TaskId};
 pub use media_type::media_type_matches;
 pub use message::{Message, Metadata, Part, PartContent, Role};
 pub use params::*;
-pub use task::{Artifact, Task, TaskState, TaskStatus};
+pub use task::{ApplyError, Artifact, Task, TaskState, TaskStatus};
 pub use time::{Timestamp, TimestampError};
 pub use validate::Validate;
