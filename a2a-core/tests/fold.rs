@@ -73,7 +73,7 @@ fn a_streamed_task_folds_into_the_task_the_server_stores() {
     let draft = Artifact::text("notes", "draft").with_id("notes");
     let notes = Artifact::text("notes", "final notes").with_id("notes");
     let events = [
-        status_update(working.clone()),
+        status_update(working),
         artifact_update(first_chunk, false, false),
         artifact_update(second_chunk, true, true),
         artifact_update(draft, false, true),
@@ -286,7 +286,7 @@ proptest! {
             .collect();
         prop_assert_eq!(parts, expected_parts(&t, &events));
         let mut history = t.history.clone();
-        let mut status = t.status.clone();
+        let mut status = t.status;
         for e in &events {
             match e {
                 StreamResponse::Message(m) => history.push(m.clone()),
