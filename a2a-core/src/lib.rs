@@ -35,7 +35,7 @@
 //!
 //! | module | contents |
 //! |---|---|
-//! | [`Task`], [`TaskStatus`], [`TaskState`], [`Artifact`] | tasks and the lifecycle ([`TaskState::can_transition_to`]) |
+//! | [`Task`], [`TaskStatus`], [`TaskState`], [`Artifact`] | tasks, the lifecycle ([`TaskState::can_transition_to`], [`TaskState::ends_stream`]) and the fold of a task's events ([`Task::apply`]) |
 //! | [`Message`], [`Role`], [`Part`], [`PartContent`] | messages and their flat, one-content parts |
 //! | [`StreamResponse`], [`SendMessageResponse`], [`TaskStatusUpdateEvent`], [`TaskArtifactUpdateEvent`] | events and result wrappers |
 //! | [`AgentCard`] and friends | discovery, capabilities, skills, security schemes |
