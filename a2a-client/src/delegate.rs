@@ -50,46 +50,29 @@ impl DelegateOptions {
     }
 }
 
-/// Folds stream events into the task as the client sees it: status replaced, artifact chunks
-/// merged, agent messages added to the history. An update that arrives before any task
-/// snapshot (some servers skip it when continuing a task) starts the task from its ids.
+/// Folds stream events into the task as the client sees it, with [`Task::apply`]: the task as
+/// the server stores it (status replaced, with its message added to the history; artifact
+/// chunks merged; agent messages added to the history). An update that arrives before any task
+/// snapshot (some servers skip it when continuing a task) starts the task from its ids. An
+/// event of another task (or a message that names none) leaves the task as it is.
 fn fold(task: &mut Option<Task>, event: &StreamResponse) {
     if task.is_none() {
-        let ids = match event {
-            StreamResponse::StatusUpdate(s) => Some((&s.task_id, &s.context_id)),
-            StreamResponse::ArtifactUpdate(a) => Some((&a.task_id, &a.context_id)),
-            _ => None,
+        let (id, context) = match event {
+            StreamResponse::Task(t) => {
+                *task = Some(t.clone());
+                return;
+            }
+            StreamResponse::StatusUpdate(s) => (&s.task_id, &s.context_id),
+            StreamResponse::ArtifactUpdate(a) => (&a.task_id, &a.context_id),
+            StreamResponse::Message(_) => return,
         };
-        if let Some((id, context)) = ids {
-            *task = Some(Task::new(
-                id.clone(),
-                context.clone(),
-                TaskStatus::new(TaskState::Working),
-            ));
-        }
+        let status = TaskStatus::new(TaskState::Working);
+        *task = Some(Task::new(id.clone(), context.clone(), status));
     }
-    match event {
-        StreamResponse::Task(t) => *task = Some(t.clone()),
-        StreamResponse::StatusUpdate(s) => {
-            if let Some(t) = task {
-                t.status = s.status.clone();
-            }
-        }
-        StreamResponse::ArtifactUpdate(a) => {
-            if let Some(t) = task {
-                t.apply_artifact(a.artifact.clone(), a.append);
-            }
-        }
-        StreamResponse::Message(m) => {
-            if let Some(t) = task {
-                t.history.push(m.clone());
-            }
-        }
+    if let Some(t) = task {
+        // An event of another task is refused, and leaves this one unchanged.
+        let _ = t.apply(event);
     }
-}
-
-fn ends(task: &Task) -> bool {
-    task.status.state.is_terminal() || task.status.state.is_interrupted()
 }
 
 impl Client {
@@ -121,7 +104,7 @@ impl Client {
             let mut last = task.clone();
             yield Ok(StreamResponse::Task(task));
             let mut interval = options.poll_interval;
-            while !ends(&last) {
+            while !last.status.state.ends_stream() {
                 tokio::time::sleep(interval).await;
                 match client.get_task(last.id.clone()).await {
                     Ok(t) if t != last => {
@@ -186,12 +169,14 @@ impl Client {
                 fold(&mut task, &event);
                 // A continued task starts out interrupted: only a new status can end it.
                 let changed = task.as_ref().map(|t| &t.status) != before.as_ref();
-                if task.as_ref().is_some_and(ends) && (changed || !continuing) {
+                if task.as_ref().is_some_and(|t| t.status.state.ends_stream())
+                    && (changed || !continuing)
+                {
                     break;
                 }
             }
             match task {
-                Some(t) if ends(&t) => Ok(SendMessageResponse::Task(t)),
+                Some(t) if t.status.state.ends_stream() => Ok(SendMessageResponse::Task(t)),
                 Some(t) => Err(Error::StreamEnded(format!(
                     "task {} stopped reporting while {}",
                     t.id, t.status.state

@@ -30,9 +30,9 @@ both_bindings! {
         assert_eq!(artifact.text_content(), "3\n2\n1\n");
         assert_eq!(server.seen.calls_of("SendStreamingMessage").len(), 1);
 
-        // What delegate assembled is what the server stored.
+        // What delegate assembled is what the server stored: artifacts, status, history.
         let stored = within("get", client.get_task(task.id.clone())).await.expect("get");
-        assert_eq!(stored.artifacts, task.artifacts);
+        assert_eq!(stored, task);
     }
 }
 
@@ -59,7 +59,9 @@ both_bindings! {
         assert_eq!(done.id, asked.id);
         assert_eq!(done.context_id, asked.context_id);
         assert_eq!(done.status.state, TaskState::Completed);
-        assert_eq!(done.status.message.expect("greeting").text(), "Hello, Ada!");
+        assert_eq!(done.status.message.as_ref().expect("greeting").text(), "Hello, Ada!");
+        let stored = within("get", client.get_task(done.id.clone())).await.expect("get");
+        assert_eq!(stored, done);
 
         let streams = server.seen.calls_of("SendStreamingMessage");
         assert_eq!(streams.len(), 2);

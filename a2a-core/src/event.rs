@@ -92,14 +92,12 @@ impl StreamResponse {
         }
     }
 
-    /// Whether a stream ends after this event: a message-only reply, or a terminal or
-    /// interrupted state.
+    /// Whether a stream ends after this event: a message-only reply, or a state that
+    /// [ends the stream](TaskState::ends_stream) (terminal or interrupted).
     pub fn ends_stream(&self) -> bool {
         match self {
             StreamResponse::Message(m) => m.task_id.is_none(),
-            _ => self
-                .state()
-                .is_some_and(|s| s.is_terminal() || s.is_interrupted()),
+            _ => self.state().is_some_and(TaskState::ends_stream),
         }
     }
 }

@@ -35,7 +35,7 @@
 //!
 //! | module | contents |
 //! |---|---|
-//! | [`Task`], [`TaskStatus`], [`TaskState`], [`Artifact`] | tasks and the lifecycle ([`TaskState::can_transition_to`]) |
+//! | [`Task`], [`TaskStatus`], [`TaskState`], [`Artifact`] | tasks, the lifecycle ([`TaskState::can_transition_to`], [`TaskState::ends_stream`]) and the fold of a task's events ([`Task::apply`]) |
 //! | [`Message`], [`Role`], [`Part`], [`PartContent`] | messages and their flat, one-content parts |
 //! | [`StreamResponse`], [`SendMessageResponse`], [`TaskStatusUpdateEvent`], [`TaskArtifactUpdateEvent`] | events and result wrappers |
 //! | [`AgentCard`] and friends | discovery, capabilities, skills, security schemes |
@@ -81,6 +81,6 @@ pub use ids::{ArtifactId, ContextId, MessageId, TaskId};
 pub use media_type::media_type_matches;
 pub use message::{Message, Metadata, Part, PartContent, Role};
 pub use params::*;
-pub use task::{Artifact, Task, TaskState, TaskStatus};
+pub use task::{ApplyError, Artifact, Task, TaskState, TaskStatus};
 pub use time::{Timestamp, TimestampError};
 pub use validate::Validate;

@@ -1,5 +1,6 @@
 //! Tasks, their status and lifecycle, and artifacts.
 
+use crate::event::StreamResponse;
 use crate::ids::{ArtifactId, ContextId, TaskId};
 use crate::message::{Message, Metadata, Part};
 use crate::proto_enum::proto_enum;
@@ -77,6 +78,17 @@ impl TaskState {
             AuthRequired => matches!(next, Working | Failed | Canceled | Rejected),
             Completed | Failed | Canceled | Rejected | Unspecified | Unknown(_) => false,
         }
+    }
+
+    /// Whether a stream of the task's events ends at this state: terminal (nothing more will
+    /// happen) or interrupted (nothing more happens until the client answers). A blocking
+    /// `SendMessage` returns, and a delegation stops following, at the same states.
+    ///
+    /// A reader of a task's *past* events (a log replay, or the snapshot that opens
+    /// `SubscribeToTask`) asks [`is_terminal`](Self::is_terminal) instead: an interrupted
+    /// state there may already have been answered, so later events can follow it.
+    pub fn ends_stream(&self) -> bool {
+        self.is_terminal() || self.is_interrupted()
     }
 }
 
@@ -215,6 +227,79 @@ impl Task {
             None => self.artifacts.push(artifact),
         }
     }
+
+    /// Folds one event of this task into the task, as a server stores it:
+    ///
+    /// - a [`Task`](StreamResponse::Task) snapshot replaces the task;
+    /// - a status update replaces the status, and its message (if any) is added to the history;
+    /// - an artifact update is applied with [`apply_artifact`](Self::apply_artifact);
+    /// - a message is added to the history.
+    ///
+    /// The fold does not check the lifecycle ([`TaskState::can_transition_to`]): a server
+    /// checks a change before it announces it, and a client takes the server's word. Applying
+    /// every event of a task's stream, from its first snapshot on, gives the task as stored.
+    ///
+    /// # Errors
+    ///
+    /// An event of another task, or a message that names no task, is refused and the task is
+    /// left unchanged.
+    ///
+    /// ```
+    /// use a2a_core::{Artifact, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus};
+    ///
+    /// let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
+    /// let chunk = |text: &str, append| StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+    ///     task_id: "t-1".into(),
+    ///     context_id: "c-1".into(),
+    ///     artifact: Artifact::text("answer", text).with_id("a-1"),
+    ///     append,
+    ///     last_chunk: append,
+    ///     metadata: None,
+    /// });
+    /// task.apply(&chunk("Hello, ", false))?;
+    /// task.apply(&chunk("world", true))?;
+    /// assert_eq!(task.artifacts[0].text_content(), "Hello, world");
+    ///
+    /// let other = StreamResponse::Task(Task::new("t-2", "c-1", TaskStatus::new(TaskState::Completed)));
+    /// assert!(task.apply(&other).is_err());
+    /// # Ok::<(), a2a_core::ApplyError>(())
+    /// ```
+    pub fn apply(&mut self, event: &StreamResponse) -> Result<(), ApplyError> {
+        if event.task_id() != Some(&self.id) {
+            return Err(ApplyError::OtherTask {
+                task: self.id.clone(),
+                event: event.task_id().cloned(),
+            });
+        }
+        match event {
+            StreamResponse::Task(t) => self.clone_from(t),
+            StreamResponse::StatusUpdate(e) => {
+                self.status = e.status.clone();
+                self.history.extend(e.status.message.iter().cloned());
+            }
+            StreamResponse::ArtifactUpdate(e) => self.apply_artifact(e.artifact.clone(), e.append),
+            StreamResponse::Message(m) => self.history.push(m.clone()),
+        }
+        Ok(())
+    }
+}
+
+/// Why [`Task::apply`] refused an event.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApplyError {
+    /// The event is about another task (`event`), or is a message that names no task (`None`).
+    #[error("an event of task {} cannot be applied to task {task}", display_id(.event))]
+    OtherTask {
+        /// The task the event was applied to.
+        task: TaskId,
+        /// The task the event is about, if it names one.
+        event: Option<TaskId>,
+    },
+}
+
+fn display_id(id: &Option<TaskId>) -> &str {
+    id.as_ref().map_or("(none)", TaskId::as_str)
 }
 
 /// An output of a task.

@@ -150,3 +150,23 @@ fn terminal_states_allow_nothing_and_interrupted_states_can_resume_work() {
         assert!(!s.can_transition_to(&Unspecified), "{s} -> UNSPECIFIED");
     }
 }
+
+/// `ENDS_STREAM[i]`: whether a task's stream ends at `STATES[i]` (terminal or interrupted).
+#[rustfmt::skip]
+const ENDS_STREAM: [bool; 9] = [
+    // UNSP SUBM WORK INPT AUTH COMP FAIL CANC REJE
+       N,   N,   N,   Y,   Y,   Y,   Y,   Y,   Y,
+];
+
+#[test]
+fn streams_end_at_terminal_and_interrupted_states_only() {
+    for (s, ends) in STATES.iter().zip(ENDS_STREAM) {
+        assert_eq!(s.ends_stream(), ends, "{s}");
+        assert_eq!(
+            s.ends_stream(),
+            s.is_terminal() || s.is_interrupted(),
+            "{s}"
+        );
+    }
+    assert!(!TaskState::Unknown("TASK_STATE_PAUSED".into()).ends_stream());
+}

@@ -301,7 +301,7 @@ fn final_is_true_exactly_when_the_stream_ends() {
         });
         let old = v03::encode_stream_event(&e);
         assert_eq!(old["kind"], "status-update");
-        let expected = state.is_terminal() || state.is_interrupted();
+        let expected = state.ends_stream();
         assert_eq!(old["final"], expected, "{state}");
         assert_eq!(v03::decode_stream_event(&old).unwrap(), e);
     }

@@ -190,12 +190,6 @@ impl std::io::Write for Fnv1a {
     }
 }
 
-/// Whether a stream ends at this task snapshot (see [`StreamResponse::ends_stream`]).
-fn ends_stream(task: &Task) -> bool {
-    let state = &task.status.state;
-    state.is_terminal() || state.is_interrupted()
-}
-
 /// The task with at most `history_length` messages of history (a copy only if that cuts it).
 fn with_history(task: Arc<Task>, history_length: Option<i32>) -> Arc<Task> {
     let keep = history_length.map(|n| usize::try_from(n).unwrap_or(0));
@@ -226,7 +220,12 @@ async fn wait(cell: &TaskCell, rx: &mut broadcast::Receiver<Update>, immediately
             Err(RecvError::Lagged(_)) => {
                 // Events were missed: the task exists (all `immediately` waits for); otherwise
                 // its current state says whether it ended meanwhile.
-                if immediately || cell.snapshot().await.is_some_and(|t| ends_stream(&t.task)) {
+                if immediately
+                    || cell
+                        .snapshot()
+                        .await
+                        .is_some_and(|t| t.task.status.state.ends_stream())
+                {
                     return;
                 }
             }
@@ -539,9 +538,7 @@ impl RequestHandler {
                 (cell, rx, snapshot)
             }
         };
-        let settled = first.is_some_and(|t| {
-            immediately || t.task.status.state.is_terminal() || t.task.status.state.is_interrupted()
-        });
+        let settled = first.is_some_and(|t| immediately || t.task.status.state.ends_stream());
         if !settled {
             wait(&cell, &mut rx, immediately).await;
         }

@@ -49,9 +49,7 @@ impl SeqEvent {
     /// Whether a stream ends after this event (see [`StreamResponse::ends_stream`]).
     pub(crate) fn ends_stream(&self) -> bool {
         match &self.event {
-            Published::Created(_) => self
-                .state()
-                .is_some_and(|s| s.is_terminal() || s.is_interrupted()),
+            Published::Created(_) => self.state().is_some_and(TaskState::ends_stream),
             Published::Event(e) => e.ends_stream(),
         }
     }
@@ -176,9 +174,34 @@ impl TaskCell {
         m
     }
 
-    /// Applies `change` to `task` and returns the event that announces it.
+    /// Applies `change` to `task` and returns the event that announces it. The task changes
+    /// only through [`Task::apply`] of that event (and, for a continuation, the user's message),
+    /// so the stored task is the fold of its events.
     fn apply_to(&self, task: &mut Task, change: Change) -> Result<StreamResponse, Error> {
+        let (received, event) = self.check(task, change)?;
+        task.history.extend(received);
+        // Refused only for an event of another task, which `check` never builds.
+        task.apply(&event)
+            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        Ok(event)
+    }
+
+    /// Checks `change` against `task` and builds the event that announces it. A continuation
+    /// also returns the user's message, which no event carries (the client sent it).
+    fn check(
+        &self,
+        task: &Task,
+        change: Change,
+    ) -> Result<(Option<Message>, StreamResponse), Error> {
         let state = &task.status.state;
+        let status_update = |status| {
+            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                status,
+                metadata: None,
+            })
+        };
         match change {
             Change::Status(mut status) => {
                 if !state.can_transition_to(&status.state) {
@@ -187,18 +210,8 @@ impl TaskCell {
                         task.id, status.state
                     )));
                 }
-                if let Some(m) = status.message.take() {
-                    let m = self.own_message(m, true);
-                    task.history.push(m.clone());
-                    status.message = Some(m);
-                }
-                task.status = status.clone();
-                Ok(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-                    task_id: task.id.clone(),
-                    context_id: task.context_id.clone(),
-                    status,
-                    metadata: None,
-                }))
+                status.message = status.message.map(|m| self.own_message(m, true));
+                Ok((None, status_update(status)))
             }
             Change::Artifact {
                 artifact,
@@ -214,15 +227,15 @@ impl TaskCell {
                 artifact
                     .validate()
                     .map_err(|e| Self::illegal(format_args!("invalid artifact: {}", e.message)))?;
-                task.apply_artifact(artifact.clone(), append);
-                Ok(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                let update = TaskArtifactUpdateEvent {
                     task_id: task.id.clone(),
                     context_id: task.context_id.clone(),
                     artifact,
                     append,
                     last_chunk,
                     metadata: None,
-                }))
+                };
+                Ok((None, StreamResponse::ArtifactUpdate(update)))
             }
             Change::Message(m) => {
                 if state.is_terminal() {
@@ -232,8 +245,13 @@ impl TaskCell {
                     )));
                 }
                 let m = self.own_message(m, true);
-                task.history.push(m.clone());
-                Ok(StreamResponse::Message(m))
+                if let Some(other) = m.task_id.as_ref().filter(|id| **id != task.id) {
+                    return Err(Self::illegal(format_args!(
+                        "a message of task {} names task {other}",
+                        task.id
+                    )));
+                }
+                Ok((None, StreamResponse::Message(m)))
             }
             Change::Continue(m) => {
                 if !state.is_interrupted() {
@@ -242,15 +260,7 @@ impl TaskCell {
                         format!("Task {} is {state} and does not expect a message", task.id),
                     ));
                 }
-                task.history.push(m);
-                let status = TaskStatus::new(TaskState::Working);
-                task.status = status.clone();
-                Ok(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-                    task_id: task.id.clone(),
-                    context_id: task.context_id.clone(),
-                    status,
-                    metadata: None,
-                }))
+                Ok((Some(m), status_update(TaskStatus::new(TaskState::Working))))
             }
             Change::Reply(_) => Err(Self::illegal(
                 "a task exists already: send agent messages with TaskEvents::message",

@@ -10,6 +10,10 @@ use tokio::sync::broadcast::{self, error::RecvError};
 /// How many log entries a catching-up stream reads at a time (its memory bound).
 const PAGE: usize = 256;
 
+/// Whether a snapshot or log entry ends the stream: only a terminal state does, not an
+/// interrupted one as for live events ([`StreamResponse::ends_stream`]). A client subscribes to
+/// an interrupted task to watch it resume, and a replayed entry may have been answered since
+/// (a replay that runs out at an interrupted state ends there: see `last_ended`).
 fn terminal(e: &StreamResponse) -> bool {
     e.state().is_some_and(|s| s.is_terminal())
 }
