@@ -26,6 +26,12 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `cli` | no | the `a2a` command: `cargo run -p a2a-client --features cli --bin a2a -- card URL` |
+//!
 //! # What is here
 //!
 //! | item | for |

@@ -42,7 +42,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `sled` | yes | [`SledStore`], the durable embedded task store |
-//! | `cli` | yes | the `a2a-server` binary (demo agent, flags, logging) |
+//! | `cli` | no | the `a2a-server` binary (demo agent, flags, logging, mimalloc): `cargo run -p a2a-server --features cli`; implies `sled` |
 //!
 //! # What else is here
 //!

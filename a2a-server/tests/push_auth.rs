@@ -193,6 +193,7 @@ async fn a_receiver_that_is_down_for_a_while_still_gets_everything_when_it_comes
     assert_eq!(seqs(&posts), (1..=7).collect::<Vec<_>>());
 }
 
+#[cfg(feature = "cli")] // runs the `a2a-server` binary
 #[tokio::test]
 async fn a_server_killed_mid_delivery_delivers_after_restart() {
     use std::io::BufRead as _;
