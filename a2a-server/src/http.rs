@@ -14,7 +14,7 @@ pub use serve::{
 };
 
 use crate::agent::{Agent, DynAgent};
-use crate::auth::{AuthDecision, Authenticator, Principal};
+use crate::auth::{AuthDecision, Authenticator, DynAuthenticator, Principal};
 use crate::cache::Fifo;
 use crate::handler::{RESUMABLE_STREAMS_EXTENSION, RequestHandler};
 use crate::runtime::Runtime;
@@ -57,7 +57,7 @@ pub(crate) struct HttpConfig {
 #[derive(Debug)]
 pub(crate) struct AppState {
     pub(crate) handler: Arc<RequestHandler>,
-    pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    pub(crate) auth: Option<Arc<dyn DynAuthenticator>>,
     pub(crate) maintenance: Maintenance,
     pub(crate) config: HttpConfig,
     pub(crate) card: card::CardCache,
@@ -126,7 +126,7 @@ pub struct ServerBuilder {
     agent: Arc<dyn DynAgent>,
     card: Option<AgentCard>,
     extended_card: Option<crate::handler::ExtendedCardFn>,
-    auth: Option<Arc<dyn Authenticator>>,
+    auth: Option<Arc<dyn DynAuthenticator>>,
     store: Option<Arc<dyn TaskStore>>,
     public_url: String,
     body_limit: usize,
@@ -506,7 +506,7 @@ async fn authenticate(
         None => next.run(request).await,
         Some(auth) => {
             let (mut parts, body) = request.into_parts();
-            match auth.authenticate(&parts) {
+            match auth.authenticate(&parts).await {
                 AuthDecision::Allow(principal) => {
                     parts.extensions.insert(principal);
                     next.run(axum::extract::Request::from_parts(parts, body))
