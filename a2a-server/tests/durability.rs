@@ -447,7 +447,7 @@ async fn the_same_message_id_sent_concurrently_from_two_connections_makes_one_ta
     let server = server(Counting(runs.clone()), Arc::new(MemoryStore::new()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, server.into_router()).await });
+    tokio::spawn(async move { server.serve(listener).await });
     let send = |url: String| async move {
         // A fresh client per request: two separate connections.
         let r: Value = reqwest::Client::new()
@@ -541,6 +541,54 @@ async fn retention_removes_old_finished_tasks_and_nothing_else() {
                 .len(),
             1
         );
+    }
+}
+
+/// Who runs the sweeps: `Server::serve`, the upkeep a user spawns next to `into_router`, or
+/// nobody (a bare router starts nothing in the background).
+#[tokio::test]
+async fn serve_and_the_spawned_upkeep_sweep_and_a_bare_router_starts_nothing() {
+    for how in ["serve", "upkeep", "router"] {
+        let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+        let old = stored_task("old", TaskState::Completed, 1_000);
+        store.create(old.clone(), Scope::default()).await.unwrap();
+        let server = Server::builder(Counting(Arc::default()))
+            .task_store_arc(store.clone())
+            .retention(Duration::from_secs(1))
+            .sweep_interval(Duration::from_millis(20))
+            .build()
+            .unwrap();
+        let stop = server.shutdown_token();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let served = match how {
+            "serve" => tokio::spawn(async move { server.serve(listener).await.unwrap() }),
+            "upkeep" => {
+                tokio::spawn(server.upkeep());
+                tokio::spawn(
+                    async move { axum::serve(listener, server.into_router()).await.unwrap() },
+                )
+            }
+            _ => tokio::spawn(
+                async move { axum::serve(listener, server.into_router()).await.unwrap() },
+            ),
+        };
+        let swept = timeout(Duration::from_millis(500), async {
+            while store.get(&old.id).await.unwrap().is_some() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .is_ok();
+        assert_eq!(swept, how != "router", "{how}");
+        stop.cancel();
+        if how == "serve" {
+            timeout(WAIT, served)
+                .await
+                .expect("serve returns on shutdown")
+                .unwrap();
+        } else {
+            served.abort();
+        }
     }
 }
 

@@ -49,7 +49,7 @@ async fn start(builder: a2a_server::ServerBuilder) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let server = builder.public_url(&url).build().unwrap();
-    tokio::spawn(async move { axum::serve(listener, server.into_router()).await });
+    tokio::spawn(async move { server.serve(listener).await });
     url
 }
 
