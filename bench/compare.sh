@@ -51,7 +51,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 bin="$CARGO_TARGET_DIR/release"
 
 echo "== building (release)" >&2
-(cd "$root" && cargo build --release --quiet -p a2a-server -p a2a-bench)
+(cd "$root" && cargo build --release --quiet -p a2a-server -p a2a-bench --features a2a-server/cli)
 
 stamp="$(date +%Y%m%d-%H%M%S)"
 work="$root/.scratch/bench/$stamp"

@@ -26,6 +26,13 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `cli` | no | the `a2a` command: `cargo run -p a2a-client --features cli --bin a2a -- card URL` |
+//! | `webhook` | no | `webhook::PushReceiver`, an axum endpoint that receives push notifications |
+//!
 //! # What is here
 //!
 //! | item | for |
@@ -35,7 +42,7 @@
 //! | [`CardResolver`], [`SkillQuery`] | discovery with an ETag/max-age cache; pick an agent by skill |
 //! | [`BearerAuth`], [`ApiKeyAuth`], [`Interceptor`] | credentials and headers on every call |
 //! | [`Error`] | remote A2A errors with their kind, HTTP, transport, decode, … |
-//! | [`webhook::PushReceiver`] | a webhook endpoint for push notifications: checks credentials, de-duplicates |
+//! | `webhook::PushReceiver` (feature `webhook`) | a webhook endpoint for push notifications: checks credentials, de-duplicates |
 
 mod auth;
 mod card;
@@ -44,6 +51,7 @@ mod delegate;
 mod error;
 pub mod sse;
 pub mod transport;
+#[cfg(feature = "webhook")]
 pub mod webhook;
 
 pub use auth::{ApiKeyAuth, ApiKeyLocation, BearerAuth, Headers, Interceptor};

@@ -1,6 +1,7 @@
 //! Receiving push notifications: an axum handler an orchestrator mounts as its webhook. It
 //! checks the notification token or the `Authorization` credentials it expects, reads the
 //! event (v1.0 `StreamResponse`, or the v0.3 shape), drops duplicates, and yields the events.
+//! Needs the `webhook` feature (off by default: it brings in axum).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -5,13 +5,58 @@
 //! The authenticated principal is recorded on each task at creation; every operation then sees
 //! only the caller's tasks (another principal's task answers TaskNotFound, never 403, and
 //! ListTasks never counts it).
+//!
+//! [`Authenticator::authenticate`] is async, so that it can ask an identity provider (token
+//! introspection, a session store, a JWKS fetched on demand):
+//!
+//! ```
+//! use a2a_core::SecurityScheme;
+//! use a2a_server::auth::{AuthDecision, Authenticator, Principal};
+//! use axum::http::{header, request::Parts};
+//!
+//! /// Asks the identity provider who owns each bearer token.
+//! #[derive(Debug)]
+//! struct Introspection {
+//!     // e.g. an HTTP client and the introspection endpoint
+//! }
+//!
+//! impl Introspection {
+//!     async fn lookup(&self, token: &str) -> Option<String> {
+//!         // a call to the identity provider (cache the answers: this runs on every request)
+//!         (token == "s3cr3t").then(|| "team-a".to_owned())
+//!     }
+//! }
+//!
+//! impl Authenticator for Introspection {
+//!     async fn authenticate(&self, request: &Parts) -> AuthDecision {
+//!         let Some(value) = request.headers.get(header::AUTHORIZATION) else {
+//!             return AuthDecision::Missing;
+//!         };
+//!         let token = value.to_str().unwrap_or_default().trim_start_matches("Bearer ");
+//!         match self.lookup(token).await {
+//!             Some(who) => AuthDecision::Allow(Principal(who)),
+//!             None => AuthDecision::Invalid,
+//!         }
+//!     }
+//!
+//!     fn schemes(&self) -> Vec<(String, SecurityScheme)> {
+//!         vec![("bearer".to_owned(), SecurityScheme::bearer())]
+//!     }
+//!
+//!     fn challenge(&self) -> String {
+//!         r#"Bearer realm="a2a""#.to_owned()
+//!     }
+//! }
+//! ```
 
 use a2a_core::{Error, ErrorKind, SecurityRequirement, SecurityScheme};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures::future::BoxFuture;
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 
 /// The authenticated caller, as stored in the request's extensions and on its tasks.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -28,10 +73,13 @@ pub enum AuthDecision {
     Invalid,
 }
 
-/// Decides who is calling. Implementations must not block.
+/// Decides who is calling. Implementors write `async fn authenticate`; see the
+/// [module docs](self) for one that asks an identity provider.
 pub trait Authenticator: Send + Sync + fmt::Debug + 'static {
-    /// Looks at the request head (headers, URI) and decides.
-    fn authenticate(&self, request: &Parts) -> AuthDecision;
+    /// Looks at the request head (headers, URI) and decides. It runs before every A2A request
+    /// (not the agent card): it may await (an identity provider, a database), but should cache
+    /// what it can, and must not block the thread.
+    fn authenticate(&self, request: &Parts) -> impl Future<Output = AuthDecision> + Send;
 
     /// The security schemes to declare in the agent card, by name; a caller must satisfy all
     /// of them (one requirement).
@@ -39,6 +87,27 @@ pub trait Authenticator: Send + Sync + fmt::Debug + 'static {
 
     /// The `WWW-Authenticate` challenge sent with a 401.
     fn challenge(&self) -> String;
+}
+
+/// The object-safe form of [`Authenticator`], used inside the server.
+pub(crate) trait DynAuthenticator: Send + Sync + fmt::Debug + 'static {
+    fn authenticate<'a>(&'a self, request: &'a Parts) -> BoxFuture<'a, AuthDecision>;
+    fn schemes(&self) -> Vec<(String, SecurityScheme)>;
+    fn challenge(&self) -> String;
+}
+
+impl<A: Authenticator> DynAuthenticator for A {
+    fn authenticate<'a>(&'a self, request: &'a Parts) -> BoxFuture<'a, AuthDecision> {
+        Box::pin(Authenticator::authenticate(self, request))
+    }
+
+    fn schemes(&self) -> Vec<(String, SecurityScheme)> {
+        Authenticator::schemes(self)
+    }
+
+    fn challenge(&self) -> String {
+        Authenticator::challenge(self)
+    }
 }
 
 /// Bearer tokens, each mapped to its principal: `Authorization: Bearer <token>`.
@@ -87,7 +156,7 @@ impl BearerTokens {
 }
 
 impl Authenticator for BearerTokens {
-    fn authenticate(&self, request: &Parts) -> AuthDecision {
+    async fn authenticate(&self, request: &Parts) -> AuthDecision {
         let Some(value) = request.headers.get(header::AUTHORIZATION) else {
             return AuthDecision::Missing;
         };
@@ -214,7 +283,7 @@ fn percent_decode(s: &str) -> String {
 }
 
 impl Authenticator for ApiKeys {
-    fn authenticate(&self, request: &Parts) -> AuthDecision {
+    async fn authenticate(&self, request: &Parts) -> AuthDecision {
         match self.presented(request) {
             None => AuthDecision::Missing,
             Some(key) => match self.keys.get(key.as_ref()) {
@@ -250,7 +319,7 @@ impl Authenticator for ApiKeys {
 pub(crate) const DEFAULT_CHALLENGE: &str = r#"Bearer realm="a2a""#;
 
 /// The card's requirement for an authenticator: all its schemes, no scopes.
-pub(crate) fn requirement(auth: &dyn Authenticator) -> SecurityRequirement {
+pub(crate) fn requirement(auth: &dyn DynAuthenticator) -> SecurityRequirement {
     SecurityRequirement {
         schemes: auth
             .schemes()
@@ -294,7 +363,8 @@ pub(crate) fn unauthorized(jsonrpc: bool, challenge: &str, invalid: bool) -> Res
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{ApiKeys, AuthDecision, Authenticator, BearerTokens, KeyLocation, Principal};
+    use axum::http::request::Parts;
 
     fn parts(
         build: impl FnOnce(axum::http::request::Builder) -> axum::http::request::Builder,
@@ -306,42 +376,52 @@ mod tests {
             .0
     }
 
-    #[test]
-    fn bearer_tokens_tell_missing_wrong_and_right_apart() {
+    #[tokio::test]
+    async fn bearer_tokens_tell_missing_wrong_and_right_apart() {
         let auth = BearerTokens::each_its_own(["alpha", "beta"]);
-        assert_eq!(auth.authenticate(&parts(|b| b)), AuthDecision::Missing);
+        assert_eq!(
+            auth.authenticate(&parts(|b| b)).await,
+            AuthDecision::Missing
+        );
         let with = |v: &'static str| parts(move |b| b.header("authorization", v));
         assert_eq!(
-            auth.authenticate(&with("Bearer nope")),
+            auth.authenticate(&with("Bearer nope")).await,
             AuthDecision::Invalid
         );
         assert_eq!(
-            auth.authenticate(&with("Basic alpha")),
+            auth.authenticate(&with("Basic alpha")).await,
             AuthDecision::Invalid
         );
         assert_eq!(
-            auth.authenticate(&with("bearer beta")),
+            auth.authenticate(&with("bearer beta")).await,
             AuthDecision::Allow(Principal("token-2".into()))
         );
     }
 
-    #[test]
-    fn api_keys_are_read_from_header_query_or_cookie() {
+    #[tokio::test]
+    async fn api_keys_are_read_from_header_query_or_cookie() {
         let header = ApiKeys::new(KeyLocation::Header, "X-Api-Key").key("k1", "a");
         assert_eq!(
-            header.authenticate(&parts(|b| b.header("x-api-key", "k1"))),
+            header
+                .authenticate(&parts(|b| b.header("x-api-key", "k1")))
+                .await,
             AuthDecision::Allow(Principal("a".into()))
         );
         let query = ApiKeys::new(KeyLocation::Query, "apikey").key("k 1", "b");
         assert_eq!(
-            query.authenticate(&parts(|b| b)),
+            query.authenticate(&parts(|b| b)).await,
             AuthDecision::Allow(Principal("b".into()))
         );
         let cookie = ApiKeys::new(KeyLocation::Cookie, "session").key("c3", "c");
         assert_eq!(
-            cookie.authenticate(&parts(|b| b.header("cookie", "theme=dark; session=c3"))),
+            cookie
+                .authenticate(&parts(|b| b.header("cookie", "theme=dark; session=c3")))
+                .await,
             AuthDecision::Allow(Principal("c".into()))
         );
-        assert_eq!(cookie.authenticate(&parts(|b| b)), AuthDecision::Missing);
+        assert_eq!(
+            cookie.authenticate(&parts(|b| b)).await,
+            AuthDecision::Missing
+        );
     }
 }

@@ -8,13 +8,15 @@ mod jsonrpc;
 mod rest;
 mod serve;
 mod sse;
+mod upkeep;
 
 pub use serve::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, SHUTDOWN_GRACE, default_max_connections,
 };
+pub use upkeep::Upkeep;
 
 use crate::agent::{Agent, DynAgent};
-use crate::auth::{AuthDecision, Authenticator, Principal};
+use crate::auth::{AuthDecision, Authenticator, DynAuthenticator, Principal};
 use crate::cache::Fifo;
 use crate::handler::{RESUMABLE_STREAMS_EXTENSION, RequestHandler};
 use crate::runtime::Runtime;
@@ -57,7 +59,7 @@ pub(crate) struct HttpConfig {
 #[derive(Debug)]
 pub(crate) struct AppState {
     pub(crate) handler: Arc<RequestHandler>,
-    pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    pub(crate) auth: Option<Arc<dyn DynAuthenticator>>,
     pub(crate) maintenance: Maintenance,
     pub(crate) config: HttpConfig,
     pub(crate) card: card::CardCache,
@@ -88,13 +90,30 @@ pub(crate) struct AppState {
 /// # Ok(()) }
 /// ```
 ///
-/// Or mount [`Server::into_router`] in your own axum app. `axum::serve` then runs it without
-/// the protections [`Server::serve`] adds, which you must provide yourself (in your HTTP
-/// server, or a proxy in front): a cap on open connections, a header-read timeout and an
-/// idle-connection timeout (that must not cut SSE streams, which only send a keep-alive
-/// comment every [`ServerBuilder::keep_alive`]), and `TCP_NODELAY` on accepted sockets.
-/// Without them a client holding many idle or slowly-sending connections can exhaust the
-/// process's file descriptors and starve every other client.
+/// Or mount [`Server::into_router`] in your own axum app, and spawn the server's
+/// [`Server::upkeep`] (retention sweeps; [`Server::serve`] runs it itself):
+///
+/// ```no_run
+/// # use a2a_core::Error;
+/// # use a2a_server::{Agent, RequestContext, Server, TaskEvents};
+/// # struct Echo;
+/// # impl Agent for Echo {
+/// #     async fn execute(&self, _: RequestContext, e: TaskEvents) -> Result<(), Error> { e.complete(None).await }
+/// # }
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = Server::builder(Echo).public_url("http://127.0.0.1:8080").build()?;
+/// tokio::spawn(server.upkeep());
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// axum::serve(listener, server.into_router()).await?;
+/// # Ok(()) }
+/// ```
+///
+/// `axum::serve` then runs it without the protections [`Server::serve`] adds, which you must
+/// provide yourself (in your HTTP server, or a proxy in front): a cap on open connections, a
+/// header-read timeout and an idle-connection timeout (that must not cut SSE streams, which
+/// only send a keep-alive comment every [`ServerBuilder::keep_alive`]), and `TCP_NODELAY` on
+/// accepted sockets. Without them a client holding many idle or slowly-sending connections can
+/// exhaust the process's file descriptors and starve every other client.
 #[derive(Debug)]
 pub struct Server {
     state: Arc<AppState>,
@@ -126,7 +145,7 @@ pub struct ServerBuilder {
     agent: Arc<dyn DynAgent>,
     card: Option<AgentCard>,
     extended_card: Option<crate::handler::ExtendedCardFn>,
-    auth: Option<Arc<dyn Authenticator>>,
+    auth: Option<Arc<dyn DynAuthenticator>>,
     store: Option<Arc<dyn TaskStore>>,
     public_url: String,
     body_limit: usize,
@@ -195,17 +214,13 @@ impl Server {
         self.state.handler.rt.store.sync().await
     }
 
-    /// The axum router with every route of both bindings and the agent card.
-    ///
-    /// When called inside a tokio runtime, it also starts the server's background upkeep:
-    /// start-up recovery of tasks a previous process left running ([`RequestHandler::recover`]),
-    /// then, periodically, retention and the expiry of remembered message ids
-    /// ([`RequestHandler::sweep`]). The upkeep stops with [`Server::shutdown_token`].
+    /// The axum router with every route of both bindings and the agent card. It starts
+    /// nothing in the background: spawn [`Server::upkeep`] (taken before this call) for the
+    /// retention sweeps, or use [`Server::serve`], which runs both. Start-up recovery and the
+    /// resumption of pending webhook deliveries run before the first request either way
+    /// ([`RequestHandler::recover`]).
     pub fn into_router(self) -> Router {
         let state = self.state;
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(maintain(state.handler.clone(), state.maintenance));
-        }
         let card_routes = Router::new()
             .route(
                 "/.well-known/agent-card.json",
@@ -472,28 +487,6 @@ impl ServerBuilder {
     }
 }
 
-/// Start-up recovery, then periodic retention and message-id expiry, until shutdown.
-async fn maintain(handler: Arc<RequestHandler>, m: Maintenance) {
-    if let Err(e) = handler.recover().await {
-        tracing::error!(error = %e, "start-up recovery failed");
-    }
-    if let Some(pusher) = &handler.rt.pusher {
-        if let Err(e) = pusher.resume_all().await {
-            tracing::error!(error = %e, "resuming webhook deliveries failed");
-        }
-    }
-    let shutdown = handler.rt.shutdown.clone();
-    loop {
-        tokio::select! {
-            () = tokio::time::sleep(m.sweep_interval) => {}
-            () = shutdown.cancelled() => return,
-        }
-        if let Err(e) = handler.sweep(m.retention, m.dedup_window).await {
-            tracing::error!(error = %e, "retention sweep failed");
-        }
-    }
-}
-
 /// The authentication layer of the A2A routes: records the principal, or answers 401.
 /// Every 401 that passes here carries a `WWW-Authenticate` challenge (RFC 9110 §15.5.2), also
 /// one an operation answered (an agent's Unauthenticated error on the HTTP+JSON binding).
@@ -506,7 +499,7 @@ async fn authenticate(
         None => next.run(request).await,
         Some(auth) => {
             let (mut parts, body) = request.into_parts();
-            match auth.authenticate(&parts) {
+            match auth.authenticate(&parts).await {
                 AuthDecision::Allow(principal) => {
                     parts.extensions.insert(principal);
                     next.run(axum::extract::Request::from_parts(parts, body))

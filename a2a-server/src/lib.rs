@@ -1,7 +1,8 @@
 //! An A2A (Agent2Agent) protocol v1.0 agent server on axum.
 //!
 //! Implement the one trait, [`Agent`], build a [`Server`], and serve it ([`Server::serve`], or
-//! mount [`Server::into_router`] in your axum app): you get the agent card at
+//! mount [`Server::into_router`] in your axum app and spawn its [`Server::upkeep`]): you get
+//! the agent card at
 //! `/.well-known/agent-card.json` (and `/.well-known/agent.json`), the JSON-RPC binding at
 //! `POST /` (v1.0 and v0.3 method names), the HTTP+JSON binding (`/message:send`,
 //! `/tasks/{id}`, … also under `/{tenant}`), server-sent-event streams, and the task lifecycle
@@ -42,7 +43,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `sled` | yes | [`SledStore`], the durable embedded task store |
-//! | `cli` | yes | the `a2a-server` binary (demo agent, flags, logging) |
+//! | `cli` | no | the `a2a-server` binary (demo agent, flags, logging, mimalloc): `cargo run -p a2a-server --features cli`; implies `sled` |
 //!
 //! # What else is here
 //!
@@ -51,6 +52,7 @@
 //! | [`SledStore`], [`MemoryStore`], [`TaskStore`] | durable (or ephemeral) tasks and their event logs |
 //! | [`auth`] | authentication: [`auth::BearerTokens`], [`auth::ApiKeys`], or your own [`auth::Authenticator`] |
 //! | [`push`] | push notifications: [`push::PushSettings`], delivery from the event log, SSRF guard |
+//! | [`Upkeep`] | the background work ([`Server::upkeep`]) to spawn when you mount [`Server::into_router`] yourself |
 //! | [`RequestHandler`] | the operations, for custom transports |
 //! | [`demo::DemoAgent`] | the agent the `a2a-server` binary serves |
 //!
@@ -92,7 +94,7 @@ pub use handler::{
 };
 pub use http::{
     BuildError, DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_HEADER_READ_TIMEOUT,
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder, Upkeep,
     default_max_connections,
 };
 #[cfg(feature = "sled")]

@@ -12,7 +12,9 @@ use a2a_server::{
 };
 use futures::StreamExt as _;
 use serde_json::{Value, json};
+#[cfg(feature = "cli")]
 use std::collections::HashMap;
+#[cfg(feature = "cli")]
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,13 +24,16 @@ use tokio::time::timeout;
 const WAIT: Duration = Duration::from_secs(20);
 
 // ---------------------------------------------------------------------------------------------
-// A real server process, and a small SSE reader over reqwest.
+// A real server process, and a small SSE reader over reqwest (with the `cli` feature, which
+// builds the binary).
 
+#[cfg(feature = "cli")]
 struct Process {
     child: Child,
     url: String,
 }
 
+#[cfg(feature = "cli")]
 impl Process {
     /// Starts the server binary on `dir`, on a port it picks itself (no race with other
     /// processes for a port), and waits for its "listening on" line.
@@ -80,6 +85,7 @@ impl Process {
     }
 }
 
+#[cfg(feature = "cli")]
 impl Drop for Process {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -89,12 +95,14 @@ impl Drop for Process {
 
 /// One SSE event: its `id:` and its `data:` JSON.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg(feature = "cli")]
 struct Sse {
     id: u64,
     data: Value,
 }
 
 /// Reads SSE events from a response until it ends or breaks; returns what arrived.
+#[cfg(feature = "cli")]
 async fn read_sse(response: reqwest::Response, into: &mut Vec<Sse>) {
     let mut body = response.bytes_stream();
     let mut buf = String::new();
@@ -126,6 +134,7 @@ fn message(id: &str, text: &str) -> Value {
 }
 
 /// The whole log of a task, replayed with `Last-Event-ID: 0`.
+#[cfg(feature = "cli")]
 async fn full_log(http: &reqwest::Client, url: &str, task: &str) -> Vec<Sse> {
     let response = http
         .get(format!("{url}/tasks/{task}:subscribe"))
@@ -145,6 +154,7 @@ async fn full_log(http: &reqwest::Client, url: &str, task: &str) -> Vec<Sse> {
     events
 }
 
+#[cfg(feature = "cli")]
 fn task_id_of(events: &[Sse]) -> Option<String> {
     events
         .first()
@@ -155,6 +165,7 @@ fn task_id_of(events: &[Sse]) -> Option<String> {
 // ---------------------------------------------------------------------------------------------
 
 /// One round: load, SIGKILL after `kill_after`, restart, check everything.
+#[cfg(feature = "cli")]
 async fn kill_and_check(kill_after: Duration) {
     let dir = tempfile::tempdir().unwrap();
     let http = reqwest::Client::new();
@@ -339,6 +350,7 @@ async fn kill_and_check(kill_after: Duration) {
     }
 }
 
+#[cfg(feature = "cli")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_under_load_loses_no_acknowledged_task_and_no_event() {
     for kill_after in [150, 450, 900] {
@@ -435,7 +447,7 @@ async fn the_same_message_id_sent_concurrently_from_two_connections_makes_one_ta
     let server = server(Counting(runs.clone()), Arc::new(MemoryStore::new()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, server.into_router()).await });
+    tokio::spawn(async move { server.serve(listener).await });
     let send = |url: String| async move {
         // A fresh client per request: two separate connections.
         let r: Value = reqwest::Client::new()
@@ -529,6 +541,54 @@ async fn retention_removes_old_finished_tasks_and_nothing_else() {
                 .len(),
             1
         );
+    }
+}
+
+/// Who runs the sweeps: `Server::serve`, the upkeep a user spawns next to `into_router`, or
+/// nobody (a bare router starts nothing in the background).
+#[tokio::test]
+async fn serve_and_the_spawned_upkeep_sweep_and_a_bare_router_starts_nothing() {
+    for how in ["serve", "upkeep", "router"] {
+        let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+        let old = stored_task("old", TaskState::Completed, 1_000);
+        store.create(old.clone(), Scope::default()).await.unwrap();
+        let server = Server::builder(Counting(Arc::default()))
+            .task_store_arc(store.clone())
+            .retention(Duration::from_secs(1))
+            .sweep_interval(Duration::from_millis(20))
+            .build()
+            .unwrap();
+        let stop = server.shutdown_token();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let served = match how {
+            "serve" => tokio::spawn(async move { server.serve(listener).await.unwrap() }),
+            "upkeep" => {
+                tokio::spawn(server.upkeep());
+                tokio::spawn(
+                    async move { axum::serve(listener, server.into_router()).await.unwrap() },
+                )
+            }
+            _ => tokio::spawn(
+                async move { axum::serve(listener, server.into_router()).await.unwrap() },
+            ),
+        };
+        let swept = timeout(Duration::from_millis(500), async {
+            while store.get(&old.id).await.unwrap().is_some() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .is_ok();
+        assert_eq!(swept, how != "router", "{how}");
+        stop.cancel();
+        if how == "serve" {
+            timeout(WAIT, served)
+                .await
+                .expect("serve returns on shutdown")
+                .unwrap();
+        } else {
+            served.abort();
+        }
     }
 }
 

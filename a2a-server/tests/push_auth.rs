@@ -49,7 +49,7 @@ async fn start(builder: a2a_server::ServerBuilder) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let server = builder.public_url(&url).build().unwrap();
-    tokio::spawn(async move { axum::serve(listener, server.into_router()).await });
+    tokio::spawn(async move { server.serve(listener).await });
     url
 }
 
@@ -193,6 +193,7 @@ async fn a_receiver_that_is_down_for_a_while_still_gets_everything_when_it_comes
     assert_eq!(seqs(&posts), (1..=7).collect::<Vec<_>>());
 }
 
+#[cfg(feature = "cli")] // runs the `a2a-server` binary
 #[tokio::test]
 async fn a_server_killed_mid_delivery_delivers_after_restart() {
     use std::io::BufRead as _;
@@ -629,6 +630,102 @@ async fn a_second_principal_cannot_see_or_touch_the_first_ones_task() {
     assert_eq!(
         done["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{done}"
+    );
+}
+
+/// An authenticator that asks an identity provider (a task answering over a channel, after a
+/// pause) who owns each bearer token.
+#[derive(Debug)]
+struct AskTheProvider(
+    tokio::sync::mpsc::Sender<(String, tokio::sync::oneshot::Sender<Option<String>>)>,
+);
+
+impl AskTheProvider {
+    fn start(known: &'static [(&'static str, &'static str)]) -> Self {
+        let (ask, mut questions) =
+            tokio::sync::mpsc::channel::<(String, tokio::sync::oneshot::Sender<Option<String>>)>(8);
+        tokio::spawn(async move {
+            while let Some((token, reply)) = questions.recv().await {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                let who = known
+                    .iter()
+                    .find(|(t, _)| *t == token)
+                    .map(|(_, p)| (*p).to_owned());
+                let _ = reply.send(who);
+            }
+        });
+        Self(ask)
+    }
+}
+
+impl a2a_server::auth::Authenticator for AskTheProvider {
+    async fn authenticate(
+        &self,
+        request: &axum::http::request::Parts,
+    ) -> a2a_server::auth::AuthDecision {
+        use a2a_server::auth::{AuthDecision, Principal};
+        let Some(token) = request
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+        else {
+            return AuthDecision::Missing;
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        if self.0.send((token.to_owned(), reply)).await.is_err() {
+            return AuthDecision::Invalid;
+        }
+        match answer.await {
+            Ok(Some(principal)) => AuthDecision::Allow(Principal(principal)),
+            _ => AuthDecision::Invalid,
+        }
+    }
+
+    fn schemes(&self) -> Vec<(String, a2a_core::SecurityScheme)> {
+        vec![("bearer".to_owned(), a2a_core::SecurityScheme::bearer())]
+    }
+
+    fn challenge(&self) -> String {
+        r#"Bearer realm="idp""#.to_owned()
+    }
+}
+
+#[tokio::test]
+async fn an_authenticator_may_await_an_identity_provider() {
+    let url = start(
+        Server::builder(Steps).authenticator(AskTheProvider::start(&[
+            ("alice-token", "alice"),
+            ("bob-token", "bob"),
+        ])),
+    )
+    .await;
+    // Unknown or missing credentials: 401 with the authenticator's challenge.
+    for token in [None, Some("mallory")] {
+        let mut req = reqwest::Client::new().get(format!("{url}/tasks"));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(r.status(), 401);
+        assert_eq!(r.headers()["www-authenticate"], r#"Bearer realm="idp""#);
+    }
+    // The provider's answer is the principal: Alice's task is hers alone.
+    let send = json!({
+        "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "ask"}]}
+    });
+    let r = rpc(&url, Some("alice-token"), "SendMessage", send).await;
+    let task = r["result"]["task"]["id"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    let get = json!({"id": task});
+    let r = rpc(&url, Some("alice-token"), "GetTask", get.clone()).await;
+    assert_eq!(r["result"]["id"], task.as_str(), "{r}");
+    let r = rpc(&url, Some("bob-token"), "GetTask", get).await;
+    assert_eq!(
+        r["error"]["code"], -32001,
+        "another principal: TaskNotFound: {r}"
     );
 }
 

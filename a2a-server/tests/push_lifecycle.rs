@@ -1,9 +1,10 @@
-//! Webhook registrations over their life: pending deliveries survive a clean shutdown, a
-//! task's registrations are limited and cost the same however many there are, and a retried
-//! send registers its push config like the first one would have.
+//! Webhook registrations over their life: pending deliveries survive a clean shutdown (resumed
+//! by the upkeep, or by the first request when nobody runs it), a task's registrations are
+//! limited and cost the same however many there are, and a retried send registers its push
+//! config like the first one would have.
 
 use a2a_core::{
-    Artifact, Error, ErrorKind, ListTaskPushNotificationConfigsRequest, Message,
+    Artifact, Error, ErrorKind, GetTaskRequest, ListTaskPushNotificationConfigsRequest, Message,
     SendMessageRequest, SendMessageResponse, Task, TaskId, TaskPushNotificationConfig,
 };
 use a2a_server::push::{DEFAULT_MAX_CONFIGS_PER_TASK, PushSettings};
@@ -136,8 +137,26 @@ fn config(task: &TaskId, id: &str, url: &str) -> TaskPushNotificationConfig {
     serde_json::from_value(json!({"taskId": task, "id": id, "url": url})).unwrap()
 }
 
+/// How the next process, with no HTTP server, gets its pending deliveries going.
+enum Restart {
+    /// Its upkeep runs (as `Server::serve` does, or a user who mounts the router spawns).
+    Upkeep,
+    /// Nothing runs in the background (the router is built, the upkeep is not spawned) until a
+    /// first request comes.
+    FirstRequest,
+}
+
 #[tokio::test]
 async fn a_clean_shutdown_leaves_pending_deliveries_for_the_next_process() {
+    pending_deliveries_survive_a_clean_shutdown(Restart::Upkeep).await;
+}
+
+#[tokio::test]
+async fn without_the_upkeep_the_first_request_resumes_pending_deliveries() {
+    pending_deliveries_survive_a_clean_shutdown(Restart::FirstRequest).await;
+}
+
+async fn pending_deliveries_survive_a_clean_shutdown(restart: Restart) {
     let dir = tempfile::tempdir().unwrap();
     let (receiver, hook) = Receiver::start(false).await;
     let first = Server::builder(Steps)
@@ -179,7 +198,19 @@ async fn a_clean_shutdown_leaves_pending_deliveries_for_the_next_process() {
         .unwrap();
     let h = second.handler();
     let stop = second.shutdown_token();
-    let _router = second.into_router(); // starts the upkeep, which resumes deliveries
+    match restart {
+        Restart::Upkeep => drop(tokio::spawn(second.upkeep())),
+        Restart::FirstRequest => {
+            let _router = second.into_router();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert!(
+                receiver.accepted.lock().unwrap().is_empty(),
+                "building the router starts nothing"
+            );
+            let got = h.get_task(&cx, GetTaskRequest::new(task.id.clone())).await;
+            assert_eq!(got.unwrap().id, task.id);
+        }
+    }
     assert_eq!(receiver.wait_for(7).await, (1..=7).collect::<Vec<_>>());
     assert!(h.dead_letters(&task.id).await.unwrap().is_empty());
     stop.cancel();

@@ -58,7 +58,7 @@ fn cx() -> CallContext {
     CallContext::new(Scope::default(), Default::default())
 }
 
-/// A handler used without `into_router` (a custom transport): nothing runs the upkeep, so only
+/// A handler used on its own (a custom transport): nothing runs the upkeep, so only
 /// the requests themselves can bring recovery about.
 #[tokio::test]
 async fn a_subscription_right_after_start_sees_the_orphaned_task_finish() {

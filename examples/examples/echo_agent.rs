@@ -1,7 +1,7 @@
 //! Run with: cargo run -p a2a-examples --example echo_agent [ADDR]
 //!
 //! The smallest A2A agent: it answers every message with an artifact holding the same text.
-//! Try it with `cargo run -p a2a-client --bin a2a -- send http://127.0.0.1:9001 hello`.
+//! Try it with `cargo run -p a2a-client --features cli --bin a2a -- send http://127.0.0.1:9001 hello`.
 
 use a2a_core::{AgentCard, AgentSkill, Artifact, Error};
 use a2a_server::{Agent, RequestContext, TaskEvents};

@@ -352,6 +352,9 @@ impl TestServer {
         let card = server.agent_card().clone();
         let seen = Recorder::default();
         let faults = Faults::default();
+        // The router is wrapped in the test's layers, so it is served here, with the upkeep
+        // spawned next to it.
+        tokio::spawn(server.upkeep());
         spawn(listener, seen.wrap(faults.wrap(server.into_router())));
         Self {
             url,

@@ -1,4 +1,4 @@
-//! Background upkeep of the handler: start-up recovery and retention.
+//! Background upkeep of the handler: start-up recovery (and webhook resumption) and retention.
 
 use super::RequestHandler;
 use crate::agent::{RequestContext, ServiceParams};
@@ -7,12 +7,15 @@ use a2a_core::{Error, Message, Task};
 impl RequestHandler {
     /// Start-up recovery: every task left SUBMITTED or WORKING by a previous process is handed
     /// to the agent's [`Agent::resume`](crate::Agent::resume) hook (by default: failed with a
-    /// status message saying the server restarted). Returns how many tasks it found.
+    /// status message saying the server restarted); then the webhook deliveries it left
+    /// pending are resumed (with push notifications on). Returns how many tasks it found.
     ///
     /// It runs once per handler, before any operation touches a task: the first operation (or
-    /// the server's upkeep, whichever comes first) runs it and the others wait for it, so no
-    /// request can open an orphaned task before it is claimed. Later calls return the first
-    /// count. A store error is returned, and the next call tries again.
+    /// the server's [upkeep](crate::Server::upkeep), whichever comes first) runs it and the
+    /// others wait for it, so no request can open an orphaned task before it is claimed, and a
+    /// server whose upkeep nobody runs still resumes its webhooks. Later calls return the first
+    /// count. A store error while looking for orphaned tasks is returned, and the next call
+    /// tries again; one while resuming webhooks is logged.
     pub async fn recover(&self) -> Result<usize, Error> {
         self.recovered
             .get_or_try_init(|| self.recover_orphans())
@@ -61,6 +64,11 @@ impl RequestHandler {
         }
         if n > 0 {
             tracing::info!(tasks = n, "recovered tasks interrupted by a restart");
+        }
+        if let Some(pusher) = &self.rt.pusher {
+            if let Err(e) = pusher.resume_all().await {
+                tracing::error!(error = %e, "resuming webhook deliveries failed");
+            }
         }
         Ok(n)
     }

@@ -90,7 +90,8 @@ impl Server {
     /// Serves the agent on `listener` (HTTP/1.1 and HTTP/2) until [`Server::shutdown_token`]
     /// is cancelled; then stops accepting, ends open streams, lets in-flight requests finish
     /// (for at most [`SHUTDOWN_GRACE`]) and returns. This is the recommended way to run a
-    /// server: besides [`Server::into_router`]'s routes and upkeep, it
+    /// server: besides serving [`Server::into_router`]'s routes and running the
+    /// [`Server::upkeep`] (until it returns), it
     ///
     /// - caps open connections ([`ServerBuilder::max_connections`](super::ServerBuilder::max_connections));
     ///   one beyond the cap is answered `503` and closed at once, so its client fails fast and
@@ -128,7 +129,13 @@ impl Server {
     pub async fn serve(self, listener: TcpListener) -> io::Result<()> {
         let shutdown = self.shutdown_token();
         let limits = self.limits;
+        // On its own task (a sweep must not hold up the accept loop), owned by this future: it
+        // ends with the shutdown token, and is aborted if this future is dropped.
+        let mut upkeep = AbortOnDrop(tokio::spawn(self.upkeep()));
         run(listener, self.into_router(), limits, shutdown).await;
+        if let Err(e) = (&mut upkeep.0).await {
+            tracing::error!(error = %e, "the server's upkeep panicked");
+        }
         Ok(())
     }
 
@@ -148,6 +155,16 @@ impl Server {
         };
         let (result, ()) = tokio::join!(self.serve(listener), trigger);
         result
+    }
+}
+
+/// A spawned task that is aborted when its handle is dropped.
+#[derive(Debug)]
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

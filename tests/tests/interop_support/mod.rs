@@ -109,9 +109,7 @@ impl OurServer {
             .build()
             .expect("the demo server builds");
         let serve = tokio::spawn(async move {
-            axum::serve(listener, server.into_router())
-                .await
-                .expect("serve");
+            server.serve(listener).await.expect("serve");
         });
         Self { url, serve }
     }
