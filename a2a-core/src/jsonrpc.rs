@@ -267,6 +267,11 @@ impl Request<Box<RawValue>> {
             .ok()
             .filter(|w| w.jsonrpc.as_deref() == Some("2.0"))
             .filter(|w| w.params.as_ref().is_none_or(|p| p.get().starts_with('{')))
+            .filter(|w| {
+                w.params
+                    .as_ref()
+                    .is_none_or(|p| !needs_generic_parse(p.get()))
+            })
             .and_then(|w| {
                 let id = match &w.id {
                     None => Id::Null,
@@ -317,6 +322,59 @@ impl Request<Box<RawValue>> {
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or(Value::Null)
     }
+}
+
+/// Whether raw params must take the generic parse to be classified as it would. serde_json
+/// checks a raw value less strictly than a parsed one: it does not pair up `\uD800`-style
+/// surrogate escapes, it does not check that numbers fit an `f64`, and it has no nesting limit.
+/// Params with such an escape, a number with an exponent or more than 18 digits, or nested
+/// deeper than 100 take the generic parse, which refuses what serde_json cannot parse with
+/// -32700. (All three found by the fuzz suite: the raw parse accepted such bodies, and their
+/// params then failed with -32602.)
+fn needs_generic_parse(json: &str) -> bool {
+    const DEEP: usize = 100;
+    let b = json.as_bytes();
+    let (mut depth, mut digits, mut in_string, mut i) = (0usize, 0usize, false, 0);
+    while i < b.len() {
+        let c = b[i];
+        if !in_string && c.is_ascii_digit() {
+            digits += 1;
+            if digits > 18 {
+                return true;
+            }
+        } else {
+            if !in_string && matches!(c, b'e' | b'E') && digits > 0 {
+                return true;
+            }
+            if c != b'.' {
+                digits = 0;
+            }
+        }
+        match (in_string, c) {
+            (true, b'\\') => {
+                let surrogate = b.get(i + 1) == Some(&b'u')
+                    && b.get(i + 2).is_some_and(|c| c.eq_ignore_ascii_case(&b'd'))
+                    && b.get(i + 3).is_some_and(
+                        |c| matches!(c.to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f'),
+                    );
+                if surrogate {
+                    return true;
+                }
+                i += 1;
+            }
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (false, b'[' | b'{') => {
+                depth += 1;
+                if depth > DEEP {
+                    return true;
+                }
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// A response's payload: a result or an error.
@@ -419,7 +477,7 @@ mod tests {
     /// The one-pass parse and the classifying parse agree on every request.
     #[test]
     fn the_fast_parse_agrees_with_the_classifying_parse() {
-        let bodies: [&[u8]; 15] = [
+        let bodies: [&[u8]; 17] = [
             br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#,
             b"{ \"params\" :\n {\"id\": \"t\"} , \"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"GetTask\"}",
             br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":null}"#,
@@ -435,6 +493,10 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
             br#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#,
             br#"{"jsonrpc":"2.0","id":1,"#,
+            // A lone surrogate escape in the params (the fuzz suite's first finding).
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\ud8009"}}"#,
+            // A surrogate pair is fine.
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\uD83D\uDE00"}}"#,
         ];
         for body in bodies {
             let slow = serde_json::from_slice::<Value>(body)
@@ -461,6 +523,35 @@ mod tests {
                 (a, b) => panic!("{}: {a:?} vs {b:?}", String::from_utf8_lossy(body)),
             }
         }
+    }
+
+    /// Found by the fuzz suite: bodies serde_json parses as raw values but not as JSON values.
+    #[test]
+    fn the_raw_parse_refuses_what_the_generic_parse_refuses() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{}1{}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let lone_surrogate = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\ud800x"}}"#;
+        let huge = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":-1e400}}"#;
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":1{}}}}}"#,
+            "0".repeat(400)
+        );
+        for body in [deep.as_str(), lone_surrogate, huge, long.as_str()] {
+            let generic = Request::parse(body.as_bytes()).unwrap_err();
+            assert_eq!(Request::parse_raw(body.as_bytes()).unwrap_err(), generic);
+            let Payload::Error(e) = &generic.payload else {
+                panic!("an error")
+            };
+            assert_eq!(e.code, -32700);
+        }
+        // Escaped quotes and backslashes, a surrogate pair and brackets in strings are fine.
+        let fine = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\\ud800 \" [[[ \uD83D\uDE00","b":[1e3,true,false,12345678901234567890.5]}}"#;
+        let r = Request::parse_raw(fine.as_bytes()).unwrap();
+        assert_eq!(r.params_value()["a"], "\\ud800 \" [[[ 😀");
+        assert_eq!(r.params_value()["b"][0], 1000.0);
     }
 
     #[test]

@@ -36,6 +36,17 @@ fn encode_scheme(s: &SecurityScheme) -> Value {
     }
 }
 
+/// Whether v0.3 can express the scheme (it has no device-code flow).
+fn has_v03_form(s: &SecurityScheme) -> bool {
+    !matches!(
+        s,
+        SecurityScheme::Oauth2SecurityScheme(OAuth2SecurityScheme {
+            flows: OAuthFlows::DeviceCode(_),
+            ..
+        })
+    )
+}
+
 fn obj_of(v: Value) -> Obj {
     match v {
         Value::Object(o) => o,
@@ -254,15 +265,17 @@ pub fn encode_card(card: &AgentCard) -> Value {
     let mut caps = obj_of(json!(card.capabilities));
     caps.remove("extendedAgentCard");
     o.insert("capabilities".into(), Value::Object(caps));
-    if !card.security_schemes.is_empty() {
-        o.insert(
-            "securitySchemes".into(),
-            card.security_schemes
-                .iter()
-                .map(|(k, v)| (k.clone(), encode_scheme(v)))
-                .collect::<Obj>()
-                .into(),
-        );
+    // A scheme with no v0.3 form (an OAuth scheme whose flow is the device-code flow) is left
+    // out: written as `{"type": "oauth2", "flows": {}}`, it made the whole card unreadable to
+    // `decode_card` (found by the fuzz suite).
+    let schemes: Obj = card
+        .security_schemes
+        .iter()
+        .filter(|(_, v)| has_v03_form(v))
+        .map(|(k, v)| (k.clone(), encode_scheme(v)))
+        .collect();
+    if !schemes.is_empty() {
+        o.insert("securitySchemes".into(), schemes.into());
     }
     o.insert("defaultInputModes".into(), json!(card.default_input_modes));
     o.insert(
