@@ -166,7 +166,7 @@ impl Request<Value> {
             #[serde(default)]
             params: Option<Value>,
         }
-        let wire: Wire<'_> = serde_json::from_slice(body).ok()?;
+        let wire: Wire<'_> = serde_json::from_str(strict_enough(body)?).ok()?;
         if wire.jsonrpc.as_deref() != Some("2.0") {
             return None;
         }
@@ -263,15 +263,10 @@ impl Request<Box<RawValue>> {
             #[serde(default)]
             params: Option<Box<RawValue>>,
         }
-        let fast = serde_json::from_slice::<Wire<'_>>(body)
-            .ok()
+        let fast = strict_enough(body)
+            .and_then(|text| serde_json::from_str::<Wire<'_>>(text).ok())
             .filter(|w| w.jsonrpc.as_deref() == Some("2.0"))
             .filter(|w| w.params.as_ref().is_none_or(|p| p.get().starts_with('{')))
-            .filter(|w| {
-                w.params
-                    .as_ref()
-                    .is_none_or(|p| !needs_generic_parse(p.get()))
-            })
             .and_then(|w| {
                 let id = match &w.id {
                     None => Id::Null,
@@ -324,13 +319,22 @@ impl Request<Box<RawValue>> {
     }
 }
 
-/// Whether raw params must take the generic parse to be classified as it would. serde_json
-/// checks a raw value less strictly than a parsed one: it does not pair up `\uD800`-style
-/// surrogate escapes, it does not check that numbers fit an `f64`, and it has no nesting limit.
-/// Params with such an escape, a number with an exponent or more than 18 digits, or nested
-/// deeper than 100 take the generic parse, which refuses what serde_json cannot parse with
-/// -32700. (All three found by the fuzz suite: the raw parse accepted such bodies, and their
-/// params then failed with -32602.)
+/// The body as text, if the one-pass parses may read it: they accept exactly what the generic
+/// parse accepts only if it is UTF-8 and [`needs_generic_parse`] says no.
+fn strict_enough(body: &[u8]) -> Option<&str> {
+    std::str::from_utf8(body)
+        .ok()
+        .filter(|text| !needs_generic_parse(text))
+}
+
+/// Whether a body must take the generic parse to be classified as it would. serde_json checks
+/// what it does not build a value of (raw params, members it ignores) less strictly than what it
+/// parses: it does not pair up `\uD800`-style surrogate escapes, does not check that numbers fit
+/// an `f64`, has no nesting limit (and, from bytes, does not check UTF-8). A body with such an
+/// escape, a number with an exponent or more than 18 digits, or nesting deeper than 100 takes
+/// the generic parse, which refuses what serde_json cannot parse with -32700. (All found by the
+/// fuzz suites: the one-pass parses accepted such bodies, and their params then failed with
+/// -32602, or the body was answered as if it were JSON.)
 fn needs_generic_parse(json: &str) -> bool {
     const DEEP: usize = 100;
     let b = json.as_bytes();
@@ -539,9 +543,19 @@ mod tests {
             r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":1{}}}}}"#,
             "0".repeat(400)
         );
-        for body in [deep.as_str(), lone_surrogate, huge, long.as_str()] {
-            let generic = Request::parse(body.as_bytes()).unwrap_err();
-            assert_eq!(Request::parse_raw(body.as_bytes()).unwrap_err(), generic);
+        let ignored_huge = r#"{"jsonrpc":"2.0","id":1,"method":"m","x":1e400,"params":{}}"#;
+        let bodies: [&[u8]; 6] = [
+            deep.as_bytes(),
+            lone_surrogate.as_bytes(),
+            huge.as_bytes(),
+            long.as_bytes(),
+            ignored_huge.as_bytes(),
+            // Not UTF-8, in a member that is ignored.
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"x\":\"\xff\"}",
+        ];
+        for body in bodies {
+            let generic = Request::parse(body).unwrap_err();
+            assert_eq!(Request::parse_raw(body).unwrap_err(), generic);
             let Payload::Error(e) = &generic.payload else {
                 panic!("an error")
             };
