@@ -891,3 +891,18 @@ fn v1_only_features_are_dropped_when_encoding_a_v03_card() {
     assert_eq!(old["skills"][0]["security"], json!([{"basic": []}]));
     assert!(old["skills"][0].get("securityRequirements").is_none());
 }
+
+/// Found by the fuzz suite: an interface without a binding was written as `"transport": ""`,
+/// which a v0.3 reader skips, so the card did not read back the same. Such interfaces are left
+/// out of the v0.3 card.
+#[test]
+fn an_interface_without_a_binding_is_left_out_of_a_v03_card() {
+    let mut v1 = fixture("v1/agent_card.json");
+    v1["supportedInterfaces"][0]["protocolBinding"] = json!("");
+    let card: AgentCard = serde_json::from_value(v1).unwrap();
+    let old = v03::encode_card(&card);
+    assert_eq!(old["additionalInterfaces"].as_array().unwrap().len(), 1);
+    assert_eq!(old["preferredTransport"], "HTTP+JSON");
+    let again = v03::encode_card(&v03::decode_card(&old).unwrap());
+    assert_eq!(again, old);
+}
