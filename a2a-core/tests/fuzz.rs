@@ -9,8 +9,8 @@
 //! member of the wrong JSON type is refused; whatever is accepted reads back the same after a
 //! trip through its own output (v1.0 JSON, and v0.3 → v1.0 → v0.3 → v1.0).
 //!
-//! CI runs a few hundred cases per target; `FUZZ_CASES=100000 cargo test --release -p a2a-core
-//! --test fuzz` runs a long session (see the README).
+//! CI runs a thousand cases per target (seconds in all); `FUZZ_CASES=100000 cargo test
+//! --release -p a2a-core --test fuzz` runs a long session (see the README).
 
 #[path = "support/mutate.rs"]
 mod mutate;
@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use strategies::*;
 
 /// The CI default: cases per target.
-const CI_CASES: u32 = 256;
+const CI_CASES: u32 = 1000;
 
 /// The longest one case may take (debug build, shared machine): far more than any input here
 /// needs, far less than a hang.

@@ -7,7 +7,7 @@
 //! when the request's id could not be read, and an error code from the spec's table; an
 //! HTTP+JSON error is a `google.rpc.Status` body whose `code` is the HTTP status.
 //!
-//! The mutation engine is a2a-core's (`a2a-core/tests/support`). CI runs a few hundred cases
+//! The mutation engine is a2a-core's (`a2a-core/tests/support`). CI runs a thousand cases
 //! per target; `FUZZ_CASES=20000 cargo test --release -p a2a-server --test fuzz` runs longer.
 
 #[path = "../../a2a-core/tests/support/mutate.rs"]
@@ -32,7 +32,7 @@ use strategies::{message, word};
 use tower::ServiceExt;
 
 /// The CI default: cases per target.
-const CI_CASES: u32 = 384;
+const CI_CASES: u32 = 1000;
 
 /// How long a response (an event stream included) may take.
 const WAIT: Duration = Duration::from_secs(10);
