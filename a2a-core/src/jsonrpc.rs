@@ -166,7 +166,7 @@ impl Request<Value> {
             #[serde(default)]
             params: Option<Value>,
         }
-        let wire: Wire<'_> = serde_json::from_slice(body).ok()?;
+        let wire: Wire<'_> = serde_json::from_str(strict_enough(body)?).ok()?;
         if wire.jsonrpc.as_deref() != Some("2.0") {
             return None;
         }
@@ -263,8 +263,8 @@ impl Request<Box<RawValue>> {
             #[serde(default)]
             params: Option<Box<RawValue>>,
         }
-        let fast = serde_json::from_slice::<Wire<'_>>(body)
-            .ok()
+        let fast = strict_enough(body)
+            .and_then(|text| serde_json::from_str::<Wire<'_>>(text).ok())
             .filter(|w| w.jsonrpc.as_deref() == Some("2.0"))
             .filter(|w| w.params.as_ref().is_none_or(|p| p.get().starts_with('{')))
             .and_then(|w| {
@@ -317,6 +317,68 @@ impl Request<Box<RawValue>> {
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or(Value::Null)
     }
+}
+
+/// The body as text, if the one-pass parses may read it: they accept exactly what the generic
+/// parse accepts only if it is UTF-8 and [`needs_generic_parse`] says no.
+fn strict_enough(body: &[u8]) -> Option<&str> {
+    std::str::from_utf8(body)
+        .ok()
+        .filter(|text| !needs_generic_parse(text))
+}
+
+/// Whether a body must take the generic parse to be classified as it would. serde_json checks
+/// what it does not build a value of (raw params, members it ignores) less strictly than what it
+/// parses: it does not pair up `\uD800`-style surrogate escapes, does not check that numbers fit
+/// an `f64`, has no nesting limit (and, from bytes, does not check UTF-8). A body with such an
+/// escape, a number with an exponent or more than 18 digits, or nesting deeper than 100 takes
+/// the generic parse, which refuses what serde_json cannot parse with -32700. (All found by the
+/// fuzz suites: the one-pass parses accepted such bodies, and their params then failed with
+/// -32602, or the body was answered as if it were JSON.)
+fn needs_generic_parse(json: &str) -> bool {
+    const DEEP: usize = 100;
+    let b = json.as_bytes();
+    let (mut depth, mut digits, mut in_string, mut i) = (0usize, 0usize, false, 0);
+    while i < b.len() {
+        let c = b[i];
+        if !in_string && c.is_ascii_digit() {
+            digits += 1;
+            if digits > 18 {
+                return true;
+            }
+        } else {
+            if !in_string && matches!(c, b'e' | b'E') && digits > 0 {
+                return true;
+            }
+            if c != b'.' {
+                digits = 0;
+            }
+        }
+        match (in_string, c) {
+            (true, b'\\') => {
+                let surrogate = b.get(i + 1) == Some(&b'u')
+                    && b.get(i + 2).is_some_and(|c| c.eq_ignore_ascii_case(&b'd'))
+                    && b.get(i + 3).is_some_and(
+                        |c| matches!(c.to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f'),
+                    );
+                if surrogate {
+                    return true;
+                }
+                i += 1;
+            }
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (false, b'[' | b'{') => {
+                depth += 1;
+                if depth > DEEP {
+                    return true;
+                }
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// A response's payload: a result or an error.
@@ -419,7 +481,7 @@ mod tests {
     /// The one-pass parse and the classifying parse agree on every request.
     #[test]
     fn the_fast_parse_agrees_with_the_classifying_parse() {
-        let bodies: [&[u8]; 15] = [
+        let bodies: [&[u8]; 17] = [
             br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#,
             b"{ \"params\" :\n {\"id\": \"t\"} , \"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"GetTask\"}",
             br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":null}"#,
@@ -435,6 +497,10 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
             br#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#,
             br#"{"jsonrpc":"2.0","id":1,"#,
+            // A lone surrogate escape in the params (the fuzz suite's first finding).
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\ud8009"}}"#,
+            // A surrogate pair is fine.
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\uD83D\uDE00"}}"#,
         ];
         for body in bodies {
             let slow = serde_json::from_slice::<Value>(body)
@@ -461,6 +527,45 @@ mod tests {
                 (a, b) => panic!("{}: {a:?} vs {b:?}", String::from_utf8_lossy(body)),
             }
         }
+    }
+
+    /// Found by the fuzz suite: bodies serde_json parses as raw values but not as JSON values.
+    #[test]
+    fn the_raw_parse_refuses_what_the_generic_parse_refuses() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{}1{}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let lone_surrogate = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\ud800x"}}"#;
+        let huge = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":-1e400}}"#;
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":1{}}}}}"#,
+            "0".repeat(400)
+        );
+        let ignored_huge = r#"{"jsonrpc":"2.0","id":1,"method":"m","x":1e400,"params":{}}"#;
+        let bodies: [&[u8]; 6] = [
+            deep.as_bytes(),
+            lone_surrogate.as_bytes(),
+            huge.as_bytes(),
+            long.as_bytes(),
+            ignored_huge.as_bytes(),
+            // Not UTF-8, in a member that is ignored.
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"x\":\"\xff\"}",
+        ];
+        for body in bodies {
+            let generic = Request::parse(body).unwrap_err();
+            assert_eq!(Request::parse_raw(body).unwrap_err(), generic);
+            let Payload::Error(e) = &generic.payload else {
+                panic!("an error")
+            };
+            assert_eq!(e.code, -32700);
+        }
+        // Escaped quotes and backslashes, a surrogate pair and brackets in strings are fine.
+        let fine = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\\ud800 \" [[[ \uD83D\uDE00","b":[1e3,true,false,12345678901234567890.5]}}"#;
+        let r = Request::parse_raw(fine.as_bytes()).unwrap();
+        assert_eq!(r.params_value()["a"], "\\ud800 \" [[[ 😀");
+        assert_eq!(r.params_value()["b"][0], 1000.0);
     }
 
     #[test]

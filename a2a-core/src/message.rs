@@ -2,7 +2,7 @@
 
 use crate::ids::{ContextId, MessageId, TaskId};
 use crate::proto_enum::proto_enum;
-use crate::serde_util::{empty_as_none, null_as_default, present};
+use crate::serde_util::{empty_as_none, null_as_default, object_only, present};
 use base64::Engine as _;
 use serde::de::Error as _;
 use serde::ser::SerializeMap;
@@ -27,7 +27,7 @@ proto_enum! {
 
 /// One unit of communication between a client and an agent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", remote = "Self")]
 pub struct Message {
     /// Created by the sender; unique per message. REQUIRED.
     #[serde(default, alias = "message_id", deserialize_with = "null_as_default")]
@@ -73,6 +73,8 @@ pub struct Message {
     )]
     pub reference_task_ids: Vec<TaskId>,
 }
+
+object_only!(Message);
 
 impl Message {
     /// A message with a fresh random id and the given role and parts.

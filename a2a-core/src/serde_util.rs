@@ -93,3 +93,38 @@ impl<'de> Visitor<'de> for Int32Visitor {
             .map_err(|_| E::custom(format!("{v:?} is not a 32-bit integer")))
     }
 }
+
+/// Implements `Serialize` and `Deserialize` for structs whose derives are generated with
+/// `#[serde(remote = "Self")]`, so that they are read only from JSON objects. serde's derived
+/// structs also read arrays, field by field, so `"message": []` was read as a message of
+/// defaults (found by the fuzz suite).
+macro_rules! object_only {
+    ($($t:ty),+ $(,)?) => {$(
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                <$t>::serialize(self, s)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct Object;
+                impl<'de> serde::de::Visitor<'de> for Object {
+                    type Value = $t;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(concat!("a JSON object (", stringify!($t), ")"))
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        map: A,
+                    ) -> Result<$t, A::Error> {
+                        <$t>::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    }
+                }
+                d.deserialize_map(Object)
+            }
+        }
+    )+};
+}
+
+pub(crate) use object_only;

@@ -867,11 +867,11 @@ fn v1_only_features_are_dropped_when_encoding_a_v03_card() {
     assert!(old.get("securityRequirements").is_none());
     assert!(old["capabilities"].get("extendedAgentCard").is_none());
     assert_eq!(old["supportsAuthenticatedExtendedCard"], true);
-    // The device-code flow has no v0.3 form.
-    assert_eq!(
-        old["securitySchemes"]["device"],
-        json!({"type": "oauth2", "flows": {}})
-    );
+    // The device-code flow has no v0.3 form: its scheme is left out (written with empty
+    // `flows`, it made the card unreadable to `decode_card`; found by the fuzz suite).
+    assert!(old["securitySchemes"].get("device").is_none());
+    assert!(old["securitySchemes"].get("code").is_some());
+    assert!(v03::decode_card(&old).is_ok());
     // PKCE has no v0.3 form either.
     assert!(
         old["securitySchemes"]["code"]["flows"]["authorizationCode"]
@@ -890,4 +890,19 @@ fn v1_only_features_are_dropped_when_encoding_a_v03_card() {
     }
     assert_eq!(old["skills"][0]["security"], json!([{"basic": []}]));
     assert!(old["skills"][0].get("securityRequirements").is_none());
+}
+
+/// Found by the fuzz suite: an interface without a binding was written as `"transport": ""`,
+/// which a v0.3 reader skips, so the card did not read back the same. Such interfaces are left
+/// out of the v0.3 card.
+#[test]
+fn an_interface_without_a_binding_is_left_out_of_a_v03_card() {
+    let mut v1 = fixture("v1/agent_card.json");
+    v1["supportedInterfaces"][0]["protocolBinding"] = json!("");
+    let card: AgentCard = serde_json::from_value(v1).unwrap();
+    let old = v03::encode_card(&card);
+    assert_eq!(old["additionalInterfaces"].as_array().unwrap().len(), 1);
+    assert_eq!(old["preferredTransport"], "HTTP+JSON");
+    let again = v03::encode_card(&v03::decode_card(&old).unwrap());
+    assert_eq!(again, old);
 }

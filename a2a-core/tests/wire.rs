@@ -1764,3 +1764,27 @@ fn invalid_params_errors_name_the_field_in_a_bad_request_detail() {
     assert_eq!(unknown.http_status(), 500);
     assert_eq!(unknown.to_json_rpc().data, None);
 }
+
+/// Found by the fuzz suite: serde's derived structs also read arrays (fields by position), so
+/// `"message": []` was a message of defaults. A message is read only from an object.
+#[test]
+fn a_message_given_as_an_array_is_invalid_params() {
+    let req = a2a_core::jsonrpc::Request::parse(
+        br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":[]}}"#,
+    )
+    .unwrap();
+    let e = req.params_as::<SendMessageRequest>().unwrap_err();
+    assert_eq!(e.code, -32602);
+    assert!(e.message.contains("JSON object"), "{}", e.message);
+    assert!(serde_json::from_str::<Message>("[]").is_err());
+    assert!(serde_json::from_str::<Message>(r#"["m-1"]"#).is_err());
+}
+
+/// Found by the fuzz suite: without serde_json's `float_roundtrip`, a number in metadata could
+/// read back one ulp off after a trip through JSON (so a stored task changed on every load).
+#[test]
+fn numbers_in_metadata_survive_a_trip_through_json() {
+    let v = json!({"x": 1.5025460453979299e86});
+    let text = serde_json::to_string(&v).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v);
+}

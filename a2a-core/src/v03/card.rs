@@ -36,6 +36,17 @@ fn encode_scheme(s: &SecurityScheme) -> Value {
     }
 }
 
+/// Whether v0.3 can express the scheme (it has no device-code flow).
+fn has_v03_form(s: &SecurityScheme) -> bool {
+    !matches!(
+        s,
+        SecurityScheme::Oauth2SecurityScheme(OAuth2SecurityScheme {
+            flows: OAuthFlows::DeviceCode(_),
+            ..
+        })
+    )
+}
+
 fn obj_of(v: Value) -> Obj {
     match v {
         Value::Object(o) => o,
@@ -195,12 +206,20 @@ fn decode_requirements(v: Option<&Value>) -> Vec<SecurityRequirement> {
         .unwrap_or_default()
 }
 
-/// The interface v0.3 clients should use: the first one of protocol version 0.3, else the first.
-fn primary_interface(card: &AgentCard) -> Option<&AgentInterface> {
+/// The interfaces a v0.3 card can name: those with a URL and a binding. (A v0.3 reader skips an
+/// interface without them, so writing one made a card that did not read back the same; found
+/// by the fuzz suite.)
+fn v03_interfaces(card: &AgentCard) -> impl Iterator<Item = &AgentInterface> {
     card.supported_interfaces
         .iter()
+        .filter(|i| !i.url.is_empty() && !i.protocol_binding.is_empty())
+}
+
+/// The interface v0.3 clients should use: the first one of protocol version 0.3, else the first.
+fn primary_interface(card: &AgentCard) -> Option<&AgentInterface> {
+    v03_interfaces(card)
         .find(|i| i.protocol_version == PROTOCOL_VERSION_V03)
-        .or_else(|| card.supported_interfaces.first())
+        .or_else(|| v03_interfaces(card).next())
 }
 
 /// The v0.3-only top-level keys of a card, and the v0.3 form of its schemes and skills.
@@ -214,13 +233,8 @@ fn v03_card_keys(card: &AgentCard) -> Obj {
             i.protocol_binding.clone().into(),
         );
     }
-    let has_v03 = card
-        .supported_interfaces
-        .iter()
-        .any(|i| i.protocol_version == PROTOCOL_VERSION_V03);
-    let additional: Vec<Value> = card
-        .supported_interfaces
-        .iter()
+    let has_v03 = v03_interfaces(card).any(|i| i.protocol_version == PROTOCOL_VERSION_V03);
+    let additional: Vec<Value> = v03_interfaces(card)
         // Only interfaces that speak v0.3 (all of them if none is marked 0.3).
         .filter(|i| i.protocol_version == PROTOCOL_VERSION_V03 || !has_v03)
         .map(|i| json!({"url": i.url, "transport": i.protocol_binding}))
@@ -254,15 +268,17 @@ pub fn encode_card(card: &AgentCard) -> Value {
     let mut caps = obj_of(json!(card.capabilities));
     caps.remove("extendedAgentCard");
     o.insert("capabilities".into(), Value::Object(caps));
-    if !card.security_schemes.is_empty() {
-        o.insert(
-            "securitySchemes".into(),
-            card.security_schemes
-                .iter()
-                .map(|(k, v)| (k.clone(), encode_scheme(v)))
-                .collect::<Obj>()
-                .into(),
-        );
+    // A scheme with no v0.3 form (an OAuth scheme whose flow is the device-code flow) is left
+    // out: written as `{"type": "oauth2", "flows": {}}`, it made the whole card unreadable to
+    // `decode_card` (found by the fuzz suite).
+    let schemes: Obj = card
+        .security_schemes
+        .iter()
+        .filter(|(_, v)| has_v03_form(v))
+        .map(|(k, v)| (k.clone(), encode_scheme(v)))
+        .collect();
+    if !schemes.is_empty() {
+        o.insert("securitySchemes".into(), schemes.into());
     }
     o.insert("defaultInputModes".into(), json!(card.default_input_modes));
     o.insert(
