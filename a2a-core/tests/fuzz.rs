@@ -752,26 +752,6 @@ fn wrong_type(v: &Value, key: Option<&str>, pick: usize) -> Option<Value> {
     (!others.is_empty()).then(|| others[pick % others.len()].clone())
 }
 
-/// Findings of this target that someone is fixing elsewhere: `[]` read as a struct of
-/// defaults (serde's derived structs also read arrays, by position) in the params types of
-/// `params.rs`. `FUZZ_NO_EXEMPTIONS=1` turns this off, to see them fail.
-fn known_open_issue(path: &[Seg], replaced: Option<&mut Value>) -> Option<&'static str> {
-    const PARAMS_STRUCTS: [&str; 3] = [
-        "configuration",
-        "taskPushNotificationConfig",
-        "authentication",
-    ];
-    if std::env::var_os("FUZZ_NO_EXEMPTIONS").is_some() {
-        return None;
-    }
-    let key = match path.last() {
-        Some(Seg::Key(k)) => k.as_str(),
-        _ => return None,
-    };
-    (PARAMS_STRUCTS.contains(&key) && replaced.is_some_and(|v| *v == json!([])))
-        .then_some("`[]` for a params.rs struct, being fixed in params.rs")
-}
-
 fn check_wrong_type(
     method: Method,
     params: &Value,
@@ -823,12 +803,6 @@ fn check_wrong_type(
         ),
         _ => accepted(req.params_as::<GetExtendedAgentCardRequest>().map(drop)),
     };
-    if ok {
-        if let Some(issue) = known_open_issue(path, node_mut(&mut bad.clone(), path)) {
-            eprintln!("known open issue ({issue}): {method} accepts {bad}");
-            return Ok(());
-        }
-    }
     prop_assert!(
         !ok,
         "{} accepts a member of the wrong JSON type at {:?}: {}",

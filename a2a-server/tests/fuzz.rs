@@ -19,7 +19,7 @@ use a2a_core::{AgentCard, Error, ErrorKind, Message, Method, v03};
 use a2a_server::{Agent, RequestContext, Server, TaskEvents};
 use axum::Router;
 use axum::body::Body;
-use http::{HeaderValue, Request, StatusCode, header};
+use axum::http::{self, HeaderValue, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use mutate::*;
 use proptest::option;
@@ -393,6 +393,8 @@ fn rest_body() -> BoxedStrategy<Vec<u8>> {
 struct Answer {
     status: StatusCode,
     content_type: String,
+    /// The `Allow` header, if any.
+    allow: Option<String>,
     body: Vec<u8>,
 }
 
@@ -410,6 +412,11 @@ fn send(request: Request<Body>) -> Result<Answer, TestCaseError> {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_owned();
+        let allow = response
+            .headers()
+            .get(header::ALLOW)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let body = tokio::time::timeout(WAIT, response.into_body().collect())
             .await
             .map_err(|_| TestCaseError::fail(format!("{status}: the body did not end in time")))?
@@ -419,6 +426,7 @@ fn send(request: Request<Body>) -> Result<Answer, TestCaseError> {
         Ok(Answer {
             status,
             content_type,
+            allow,
             body,
         })
     })
@@ -544,22 +552,6 @@ const GRPC_NAMES: [&str; 17] = [
     "UNAUTHENTICATED",
 ];
 
-/// Answers that someone is fixing elsewhere (in the HTTP layer): 405 with a body whose `code`
-/// is 404, and 405 with an empty body (axum's own, for `PATCH /` and the like).
-/// `FUZZ_NO_EXEMPTIONS=1` turns this off, to see them fail.
-fn known_open_issue(answer: &Answer) -> Option<&'static str> {
-    if std::env::var_os("FUZZ_NO_EXEMPTIONS").is_some()
-        || answer.status != StatusCode::METHOD_NOT_ALLOWED
-    {
-        return None;
-    }
-    if answer.body.is_empty() {
-        return Some("405 with an empty body");
-    }
-    let v: Value = serde_json::from_slice(&answer.body).ok()?;
-    (v["error"]["code"] == 404).then_some("405 whose body says 404")
-}
-
 fn check_rest(
     method: http::Method,
     path: String,
@@ -607,12 +599,18 @@ fn check_rest(
         }
         return Ok(());
     }
-    if let Some(issue) = known_open_issue(&answer) {
-        eprintln!("known open issue ({issue}): {shown}");
-        return Ok(());
-    }
     // A HEAD answer has no body; `POST /` is the JSON-RPC binding (its own target).
     if method == http::Method::HEAD || (method == http::Method::POST && path == "/") {
+        return Ok(());
+    }
+    // Any other method on the JSON-RPC endpoint: 405, `Allow: POST`, a JSON-RPC error body.
+    if path == "/" {
+        prop_assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{}", shown);
+        prop_assert_eq!(answer.allow.as_deref(), Some("POST"), "{}", shown);
+        let v: Value = serde_json::from_slice(&answer.body)
+            .map_err(|e| TestCaseError::fail(format!("{e}: not JSON for {shown}")))?;
+        prop_assert_eq!(&v["jsonrpc"], "2.0", "{} for {}", v, shown);
+        prop_assert_eq!(&v["error"]["code"], -32600, "{} for {}", v, shown);
         return Ok(());
     }
     // An error: a google.rpc.Status body whose code is the HTTP status.
