@@ -16,10 +16,11 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tower::Service as _;
@@ -266,10 +267,7 @@ async fn connection(
     shutdown: CancellationToken,
     _slot: OwnedSemaphorePermit,
 ) {
-    let activity = Arc::new(watch::Sender::new(Activity {
-        in_flight: 0,
-        since: Instant::now(),
-    }));
+    let activity = Arc::new(Activity::new());
     let service = Tracked {
         router,
         activity: activity.clone(),
@@ -295,60 +293,74 @@ async fn connection(
     }
 }
 
-/// Requests in flight on one connection, and since when there have been none.
-#[derive(Debug, Clone, Copy)]
+/// Requests in flight on one connection, and since when there have been none: two atomics
+/// that a request updates without waking anything (the idle watcher looks at them when its
+/// deadline comes).
+#[derive(Debug)]
 struct Activity {
-    in_flight: usize,
-    since: Instant,
+    in_flight: AtomicUsize,
+    /// When the last request in flight ended (or the connection opened), in milliseconds since
+    /// `opened`.
+    since_ms: AtomicU64,
+    opened: Instant,
 }
 
-/// Completes once the connection has had no request in flight for `timeout`.
-async fn idle(activity: &watch::Sender<Activity>, timeout: Duration) {
-    let mut changes = activity.subscribe();
-    loop {
-        let now = *changes.borrow_and_update();
-        let deadline = now
-            .since
-            .checked_add(timeout)
-            .filter(|_| now.in_flight == 0);
-        let sleep = async {
-            match deadline {
-                Some(deadline) => tokio::time::sleep_until(deadline).await,
-                // Busy (or a timeout beyond the end of time): wait for a change.
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            () = sleep => return,
-            changed = changes.changed() => if changed.is_err() { return },
+impl Activity {
+    fn new() -> Self {
+        Self {
+            in_flight: AtomicUsize::new(0),
+            since_ms: AtomicU64::new(0),
+            opened: Instant::now(),
         }
+    }
+
+    fn since(&self) -> Instant {
+        self.opened + Duration::from_millis(self.since_ms.load(Ordering::Acquire))
+    }
+}
+
+/// Completes once the connection has had no request in flight for `timeout`. It sleeps until
+/// the earliest moment that could be so, then looks: a connection busy then is looked at
+/// again `timeout` later, so it is closed between one and two timeouts after its last request
+/// if that request was still running at a look, and one timeout after it otherwise.
+async fn idle(activity: &Activity, timeout: Duration) {
+    let mut deadline = activity.since().checked_add(timeout);
+    loop {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            // A timeout beyond the end of time: never idle.
+            None => std::future::pending().await,
+        }
+        if activity.in_flight.load(Ordering::Acquire) > 0 {
+            deadline = Instant::now().checked_add(timeout);
+            continue;
+        }
+        let due = activity.since().checked_add(timeout);
+        if due.is_some_and(|due| due <= Instant::now()) {
+            return;
+        }
+        deadline = due;
     }
 }
 
 /// One request in flight, from the call until its response body is finished or dropped.
 #[derive(Debug)]
-struct InFlight(Arc<watch::Sender<Activity>>);
+struct InFlight(Arc<Activity>);
 
 impl InFlight {
-    fn begin(activity: &Arc<watch::Sender<Activity>>) -> Self {
-        // Only the transitions from and to zero matter to the idle watcher.
-        activity.send_if_modified(|a| {
-            a.in_flight += 1;
-            a.in_flight == 1
-        });
+    fn begin(activity: &Arc<Activity>) -> Self {
+        activity.in_flight.fetch_add(1, Ordering::AcqRel);
         Self(activity.clone())
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.send_if_modified(|a| {
-            a.in_flight -= 1;
-            if a.in_flight == 0 {
-                a.since = Instant::now();
-            }
-            a.in_flight == 0
-        });
+        let a = &self.0;
+        // The time first: a watcher that then sees no request in flight reads it.
+        let ms = u64::try_from(a.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
+        a.since_ms.fetch_max(ms, Ordering::AcqRel);
+        a.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -356,7 +368,7 @@ impl Drop for InFlight {
 #[derive(Debug, Clone)]
 struct Tracked {
     router: Router,
-    activity: Arc<watch::Sender<Activity>>,
+    activity: Arc<Activity>,
 }
 
 type ResponseFuture =

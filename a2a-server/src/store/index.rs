@@ -29,6 +29,13 @@ pub(crate) struct Listed {
     pub(crate) id: String,
 }
 
+/// Whether a write from `old` to `new` leaves the task's listing keys as they are: a task
+/// keeps its scope, context and id, so only a new state or status time moves them (an
+/// artifact or a message does not).
+pub(crate) fn unmoved(old: &StoredTask, new: &StoredTask) -> bool {
+    old.task.status.state == new.task.status.state && old.sort_millis() == new.sort_millis()
+}
+
 impl Listed {
     /// The indexed fields of a stored task.
     pub(crate) fn of(t: &StoredTask) -> Self {
@@ -219,9 +226,10 @@ impl Counts {
         }
     }
 
-    /// Moves `t` from the prefixes of `old` to its own (a no-op when they are the same).
+    /// Moves `t` from the prefixes of `old` to its own (a no-op when they are the same: the
+    /// prefixes are made of the scope, context and state only).
     pub(crate) fn replace(&mut self, old: &Listed, new: &Listed) {
-        if prefixes(old) != prefixes(new) {
+        if old.scope != new.scope || old.context != new.context || old.state != new.state {
             self.apply(old, false);
             self.apply(new, true);
         }

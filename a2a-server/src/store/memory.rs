@@ -64,6 +64,11 @@ struct Inner {
 impl Inner {
     /// Moves a task's listing keys and counts from `old` to `new` (either may be absent).
     fn reindex(&mut self, old: Option<&StoredTask>, new: Option<&StoredTask>) {
+        if let (Some(o), Some(n)) = (old, new) {
+            if index::unmoved(o, n) {
+                return;
+            }
+        }
         let (old, new) = (old.map(Listed::of), new.map(Listed::of));
         let (old, new) = (old.as_ref(), new.as_ref());
         let old_keys = old.map(index::keys).unwrap_or_default();

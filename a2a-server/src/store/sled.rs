@@ -205,9 +205,16 @@ impl SledStore {
         let id = stored.task.id.as_str();
         let value = sled::IVec::from(encode(&stored)?);
         let new_key = index_key(stored.sort_millis(), id);
-        let new_listed = Listed::of(&stored);
-        let old_listed = previous.as_ref().map(|p| Listed::of(&p.stored));
-        let new_lists = index::keys(&new_listed);
+        // An artifact or a message leaves the listing keys (and counts) as they are.
+        let relist = previous
+            .as_ref()
+            .is_none_or(|p| !index::unmoved(&p.stored, &stored));
+        let new_listed = relist.then(|| Listed::of(&stored));
+        let old_listed = previous
+            .as_ref()
+            .filter(|_| relist)
+            .map(|p| Listed::of(&p.stored));
+        let new_lists = new_listed.as_ref().map(index::keys).unwrap_or_default();
         let old_lists = old_listed.as_ref().map(index::keys).unwrap_or_default();
         let _stripe = self.stripe(id);
         self.events
@@ -260,11 +267,11 @@ impl SledStore {
                 raw: value,
             },
         );
-        {
+        if let Some(new) = &new_listed {
             let mut counts = self.counts.lock().expect("counts lock");
             match &old_listed {
-                Some(old) => counts.replace(old, &new_listed),
-                None => counts.apply(&new_listed, true),
+                Some(old) => counts.replace(old, new),
+                None => counts.apply(new, true),
             }
         }
         if let Some(p) = previous {
