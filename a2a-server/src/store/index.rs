@@ -215,23 +215,34 @@ impl Counts {
     /// Counts `t` in (`add`) or out of each of its prefixes.
     pub(crate) fn apply(&mut self, t: &Listed, add: bool) {
         for p in prefixes(t) {
-            if add {
-                *self.0.entry(p).or_default() += 1;
-            } else if let Some(n) = self.0.get_mut(&p) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    self.0.remove(&p);
-                }
-            }
+            self.bump(p, add);
         }
     }
 
     /// Moves `t` from the prefixes of `old` to its own (a no-op when they are the same: the
     /// prefixes are made of the scope, context and state only).
     pub(crate) fn replace(&mut self, old: &Listed, new: &Listed) {
-        if old.scope != new.scope || old.context != new.context || old.state != new.state {
+        if old.scope != new.scope || old.context != new.context {
             self.apply(old, false);
             self.apply(new, true);
+        } else if old.state != new.state {
+            // Same task, new state: only the two prefixes with the state move.
+            let ctx = Some(new.context.as_str());
+            for (kind, context) in [(Kind::State, None), (Kind::Both, ctx)] {
+                self.bump(prefix(kind, &old.scope, context, Some(&old.state)), false);
+                self.bump(prefix(kind, &new.scope, context, Some(&new.state)), true);
+            }
+        }
+    }
+
+    fn bump(&mut self, prefix: Vec<u8>, add: bool) {
+        if add {
+            *self.0.entry(prefix).or_default() += 1;
+        } else if let Some(n) = self.0.get_mut(&prefix) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.0.remove(&prefix);
+            }
         }
     }
 
