@@ -594,20 +594,7 @@ impl RequestHandler {
                 cell,
                 rx,
                 first: Some(t),
-            } => {
-                let first = StreamEvent {
-                    seq: t.version,
-                    event: StreamResponse::Task(Arc::unwrap_or_clone(t.task)),
-                };
-                let cursor = first.seq;
-                Ok(follow::follow(
-                    self.rt.clone(),
-                    cell,
-                    Some(first),
-                    cursor,
-                    rx,
-                ))
-            }
+            } => Ok(follow::from_snapshot(self.rt.clone(), cell, t, rx)),
             Started::Duplicate(claim) => match claim.reply {
                 Some(m) => Ok(Box::pin(futures::stream::once(async move {
                     StreamEvent {
@@ -781,18 +768,7 @@ impl RequestHandler {
         let cell = self.rt.cell_for(stored);
         let (snapshot, rx) = cell.subscribe().await;
         let snapshot = snapshot.ok_or_else(|| Error::task_not_found(req.id.as_str()))?;
-        let first = StreamEvent {
-            seq: snapshot.version,
-            event: StreamResponse::Task(Arc::unwrap_or_clone(snapshot.task)),
-        };
-        let cursor = first.seq;
-        Ok(follow::follow(
-            self.rt.clone(),
-            cell,
-            Some(first),
-            cursor,
-            rx,
-        ))
+        Ok(follow::from_snapshot(self.rt.clone(), cell, snapshot, rx))
     }
 
     /// `GetExtendedAgentCard`.

@@ -2,6 +2,7 @@
 
 use super::StreamEvent;
 use crate::runtime::{Runtime, TaskCell, Update};
+use crate::store::StoredTask;
 use a2a_core::{StreamResponse, TaskId};
 use futures::stream::BoxStream;
 use std::sync::Arc;
@@ -106,6 +107,22 @@ pub(super) fn follow(
         }
     };
     Box::pin(stream)
+}
+
+/// [`follow`] opened with `snapshot` (the task as a subscriber first sees it), then every
+/// event after it.
+pub(super) fn from_snapshot(
+    rt: Arc<Runtime>,
+    cell: Arc<TaskCell>,
+    snapshot: StoredTask,
+    rx: broadcast::Receiver<Update>,
+) -> BoxStream<'static, StreamEvent> {
+    let first = StreamEvent {
+        seq: snapshot.version,
+        event: StreamResponse::Task(Arc::unwrap_or_clone(snapshot.task)),
+    };
+    let cursor = first.seq;
+    follow(rt, cell, Some(first), cursor, rx)
 }
 
 /// The log of a finished task after `cursor`, up to its terminal event.

@@ -1,6 +1,6 @@
 //! An in-memory [`TaskStore`], for tests and ephemeral servers. Nothing survives a restart.
 
-use super::index::{self, Counts, Listed};
+use super::index;
 use super::{
     FastMap, ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError,
     StoredTask, TaskStore, decode_page_token, order_key,
@@ -53,37 +53,37 @@ impl Logged {
 struct Inner {
     tasks: FastMap<TaskId, Box<Entry>>,
     index: BTreeSet<(Reverse<i64>, String)>,
-    /// The listing indexes: every key of `index::keys` of every task.
-    lists: BTreeSet<Vec<u8>>,
+    /// The listing indexes: for each of the four prefixes of `index::prefixes`, its tasks,
+    /// newest status first (ties by id). A prefix's count is its set's length.
+    lists: FastMap<Vec<u8>, BTreeSet<(Reverse<i64>, String)>>,
     claims: FastMap<String, Box<MessageClaim>>,
     pushes: FastMap<TaskId, PushList>,
-    /// How many tasks each listing prefix has (a listing's `totalSize`).
-    counts: Counts,
 }
 
 impl Inner {
-    /// Moves a task's listing keys and counts from `old` to `new` (either may be absent).
+    /// Moves a task's listing entries from `old` to `new` (either may be absent).
     fn reindex(&mut self, old: Option<&StoredTask>, new: Option<&StoredTask>) {
         if let (Some(o), Some(n)) = (old, new) {
             if index::unmoved(o, n) {
                 return;
             }
         }
-        let (old, new) = (old.map(Listed::of), new.map(Listed::of));
-        let (old, new) = (old.as_ref(), new.as_ref());
-        let old_keys = old.map(index::keys).unwrap_or_default();
-        let new_keys = new.map(index::keys).unwrap_or_default();
-        for k in old_keys.iter().filter(|k| !new_keys.contains(k)) {
-            self.lists.remove(k);
+        if let Some(old) = old {
+            let entry = (Reverse(old.sort_millis()), old.task.id.as_str().to_owned());
+            for p in index::prefixes_of(old) {
+                if let Some(set) = self.lists.get_mut(&p) {
+                    set.remove(&entry);
+                    if set.is_empty() {
+                        self.lists.remove(&p);
+                    }
+                }
+            }
         }
-        for k in new_keys.iter().filter(|k| !old_keys.contains(k)) {
-            self.lists.insert(k.clone());
-        }
-        match (old, new) {
-            (Some(o), Some(n)) => self.counts.replace(o, n),
-            (Some(o), None) => self.counts.apply(o, false),
-            (None, Some(n)) => self.counts.apply(n, true),
-            (None, None) => {}
+        if let Some(new) = new {
+            let entry = (Reverse(new.sort_millis()), new.task.id.as_str().to_owned());
+            for p in index::prefixes_of(new) {
+                self.lists.entry(p).or_default().insert(entry.clone());
+            }
         }
     }
 }
@@ -175,38 +175,33 @@ impl TaskStore for MemoryStore {
             .transpose()?;
         let prefix = index::query_prefix(query);
         let after = query.status_timestamp_after.map(Timestamp::unix_millis);
-        let start = index::start_key(&prefix, token.as_ref());
-        let in_range =
-            |k: &&Vec<u8>| k.starts_with(&prefix) && index::at_or_after(k, prefix.len(), after);
         let inner = self.inner.read().expect("store lock");
-        let total = inner.counts.get(&prefix);
+        let empty = BTreeSet::new();
+        let set = inner.lists.get(&prefix).unwrap_or(&empty);
+        let at_or_after = |e: &(Reverse<i64>, String)| after.is_none_or(|a| e.0.0 >= a);
         let total_size = if after.is_none() {
-            total
+            set.len()
         } else {
-            let newer = inner.lists.range(prefix.clone()..);
-            let older = inner.lists.range(..index::end_key(&prefix)).rev();
-            let side = |k: &Vec<u8>| -> Result<bool, StoreError> {
-                Ok(index::at_or_after(k, prefix.len(), after))
-            };
-            let newer = newer.take_while(|k| k.starts_with(&prefix)).map(side);
-            let older = older.take_while(|k| k.starts_with(&prefix)).map(side);
-            index::count_after(total, newer, older)?
+            let side = |e: &(Reverse<i64>, String)| Ok::<_, StoreError>(at_or_after(e));
+            index::count_after(set.len(), set.iter().map(side), set.iter().rev().map(side))?
+        };
+        let start = match token {
+            Some(t) => Bound::Excluded(t),
+            None => Bound::Unbounded,
         };
         let mut tasks = Vec::with_capacity(query.page_size.min(128));
         let mut more = false;
         let mut visited = 0;
-        for key in inner
-            .lists
-            .range((Bound::Excluded(start), Bound::Unbounded))
-            .take_while(in_range)
+        for entry in set
+            .range((start, Bound::Unbounded))
+            .take_while(|e| at_or_after(e))
         {
             visited += 1;
             if tasks.len() == query.page_size {
                 more = true;
                 break;
             }
-            let id = index::id_of(key, prefix.len()).unwrap_or_default();
-            if let Some(e) = inner.tasks.get(id) {
+            if let Some(e) = inner.tasks.get(entry.1.as_str()) {
                 tasks.push(e.stored.clone());
             }
         }
