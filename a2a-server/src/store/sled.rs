@@ -485,22 +485,8 @@ impl TaskStore for SledStore {
         before: Timestamp,
         limit: usize,
     ) -> Result<Vec<TaskId>, StoreError> {
-        let mut out = Vec::new();
-        for entry in self.index.iter().rev() {
-            let (key, _) = entry.map_err(backend)?;
-            let inverted: [u8; 8] = key[..8].try_into().map_err(backend_msg)?;
-            let millis = i64::MAX - i64::from_be_bytes(inverted);
-            if millis >= before.unix_millis() || out.len() == limit {
-                break;
-            }
-            let Some(t) = self.indexed(&key)? else {
-                continue;
-            };
-            if t.task.status.state.is_terminal() {
-                out.push(t.task.id.clone());
-            }
-        }
-        Ok(out)
+        self.blocking(move |store| store.terminal_before_blocking(before, limit))
+            .await
     }
 
     async fn claim_message(
@@ -538,16 +524,8 @@ impl TaskStore for SledStore {
     }
 
     async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
-        let mut n = 0;
-        for entry in self.claims.iter() {
-            let (key, value) = entry.map_err(backend)?;
-            let claim: MessageClaim = serde_json::from_slice(&value).map_err(backend)?;
-            if claim.received_ms < before_ms {
-                self.claims.remove(key).map_err(backend)?;
-                n += 1;
-            }
-        }
-        Ok(n)
+        self.blocking(move |store| store.expire_claims_blocking(before_ms))
+            .await
     }
 
     async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
@@ -627,29 +605,14 @@ impl TaskStore for SledStore {
     }
 
     async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
-        let mut out: Vec<TaskId> = Vec::new();
-        for entry in self.pushes.iter() {
-            let (_, v) = entry.map_err(backend)?;
-            let r: PushRecord = serde_json::from_slice(&v).map_err(backend)?;
-            if let Some(t) = r.config.task_id {
-                if out.last() != Some(&t) {
-                    out.push(t);
-                }
-            }
-        }
-        Ok(out)
+        self.blocking(|store| store.tasks_with_push_configs_blocking())
+            .await
     }
 
     async fn tasks_in_states(&self, states: &[TaskState]) -> Result<Vec<StoredTask>, StoreError> {
-        let mut out = Vec::new();
-        for entry in self.tasks.iter() {
-            let (_, bytes) = entry.map_err(backend)?;
-            let t = decode(&bytes)?;
-            if states.contains(&t.task.status.state) {
-                out.push(t);
-            }
-        }
-        Ok(out)
+        let states = states.to_vec();
+        self.blocking(move |store| store.tasks_in_states_blocking(&states))
+            .await
     }
 
     async fn sync(&self) -> Result<(), StoreError> {
@@ -673,5 +636,6 @@ impl TaskStore for SledStore {
     }
 }
 
+mod scan;
 #[cfg(test)]
 mod tests;
