@@ -29,7 +29,6 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::fmt::Debug;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use strategies::*;
 
@@ -212,23 +211,6 @@ fn v03_params(method: Method) -> BoxedStrategy<Value> {
     }
 }
 
-/// The spec's JSON fixtures (valid and invalid, v1.0 and v0.3).
-fn fixtures() -> &'static [(String, Value)] {
-    static FIXTURES: OnceLock<Vec<(String, Value)>> = OnceLock::new();
-    FIXTURES.get_or_init(|| {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let all = json_files(&dir);
-        assert!(all.len() > 30, "fixtures not found under {}", dir.display());
-        all
-    })
-}
-
-fn fixture() -> BoxedStrategy<Value> {
-    any::<Index>()
-        .prop_map(|i| fixtures()[i.index(fixtures().len())].1.clone())
-        .boxed()
-}
-
 /// A method name: every v1.0 and v0.3 name, and a few that are neither.
 fn method_name() -> BoxedStrategy<String> {
     let mut names: Vec<String> = Method::ALL.iter().map(|m| m.name().to_owned()).collect();
@@ -251,9 +233,9 @@ fn params_for(name: &str) -> BoxedStrategy<Value> {
     } else if let Some(m) = Method::from_v03_name(name) {
         v03_params(m)
     } else {
-        return fixture();
+        return spec_fixture();
     };
-    prop_oneof![6 => typed, 1 => fixture()].boxed()
+    prop_oneof![6 => typed, 1 => spec_fixture()].boxed()
 }
 
 fn rpc_id() -> BoxedStrategy<Value> {
@@ -273,7 +255,7 @@ fn rpc_body() -> BoxedStrategy<(String, Vec<u8>)> {
             move |params| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         )
     });
-    let seed = prop_oneof![8 => envelope, 1 => fixture()];
+    let seed = prop_oneof![8 => envelope, 1 => spec_fixture()];
     (seed, mutations(), text_mutations())
         .prop_map(|(seed, tree, text)| {
             let method = seed["method"].as_str().unwrap_or_default().to_owned();
@@ -498,7 +480,7 @@ fn v03_seed() -> BoxedStrategy<Value> {
             c.task_id = Some(TaskId::new(t));
             v03::encode_push_config(&c)
         }),
-        fixture(),
+        spec_fixture(),
     ]
     .boxed()
 }
@@ -705,7 +687,7 @@ fn v1_seed() -> BoxedStrategy<Value> {
         task(false).prop_map(to_json),
         stream_response(false).prop_map(to_json),
         agent_card(false).prop_map(to_json),
-        fixture(),
+        spec_fixture(),
     ]
     .boxed()
 }

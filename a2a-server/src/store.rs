@@ -207,6 +207,16 @@ impl ListPage {
 }
 
 impl ListQuery {
+    /// The order key the page starts after (from the page token), if any.
+    pub(crate) fn start_after(
+        &self,
+    ) -> Result<Option<(std::cmp::Reverse<i64>, String)>, StoreError> {
+        self.page_token
+            .as_deref()
+            .map(decode_page_token)
+            .transpose()
+    }
+
     /// Whether `t` matches every filter.
     pub fn matches(&self, t: &StoredTask) -> bool {
         t.scope == self.scope

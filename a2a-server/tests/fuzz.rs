@@ -96,24 +96,6 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-/// The spec's JSON fixtures.
-fn spec_fixtures() -> &'static [(String, Value)] {
-    static FIXTURES: OnceLock<Vec<(String, Value)>> = OnceLock::new();
-    FIXTURES.get_or_init(|| {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../a2a-core/tests/fixtures");
-        let all = json_files(&dir);
-        assert!(all.len() > 30, "fixtures not found under {}", dir.display());
-        all
-    })
-}
-
-fn spec_fixture() -> BoxedStrategy<Value> {
-    any::<Index>()
-        .prop_map(|i| spec_fixtures()[i.index(spec_fixtures().len())].1.clone())
-        .boxed()
-}
-
 /// A task id: one that exists, one that does not, or a hostile one.
 fn task_id() -> BoxedStrategy<String> {
     prop_oneof![

@@ -377,6 +377,26 @@ pub(crate) fn damage(seed: &Value, tree: &[Mutation], text: &[TextMutation]) -> 
     bytes
 }
 
+/// a2a-core's copies of the spec's JSON fixtures (valid and invalid, v1.0 and v0.3), read once.
+pub(crate) fn spec_fixtures() -> &'static [(String, Value)] {
+    static FIXTURES: std::sync::OnceLock<Vec<(String, Value)>> = std::sync::OnceLock::new();
+    FIXTURES.get_or_init(|| {
+        // The same path from a2a-core and from a sibling crate that includes this file.
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../a2a-core/tests/fixtures");
+        let all = json_files(&dir);
+        assert!(all.len() > 30, "fixtures not found under {}", dir.display());
+        all
+    })
+}
+
+/// One of [`spec_fixtures`].
+pub(crate) fn spec_fixture() -> BoxedStrategy<Value> {
+    any::<Index>()
+        .prop_map(|i| spec_fixtures()[i.index(spec_fixtures().len())].1.clone())
+        .boxed()
+}
+
 /// The JSON files under `dir` (recursively), parsed; files that are not JSON are skipped.
 pub(crate) fn json_files(dir: &std::path::Path) -> Vec<(String, Value)> {
     let mut out = Vec::new();

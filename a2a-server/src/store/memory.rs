@@ -3,7 +3,7 @@
 use super::index;
 use super::{
     FastMap, ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError,
-    StoredTask, TaskStore, decode_page_token, order_key,
+    StoredTask, TaskStore, order_key,
 };
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -168,11 +168,7 @@ impl TaskStore for MemoryStore {
     }
 
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
-        let token = query
-            .page_token
-            .as_deref()
-            .map(decode_page_token)
-            .transpose()?;
+        let token = query.start_after()?;
         let prefix = index::query_prefix(query);
         let after = query.status_timestamp_after.map(Timestamp::unix_millis);
         let inner = self.inner.read().expect("store lock");

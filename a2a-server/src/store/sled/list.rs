@@ -3,7 +3,7 @@
 
 use super::{SledStore, backend};
 use crate::store::index::{self, Counts, Listed};
-use crate::store::{ListPage, ListQuery, Scope, StoreError, decode_page_token};
+use crate::store::{ListPage, ListQuery, Scope, StoreError};
 use a2a_core::{TaskId, TaskState, Timestamp};
 use std::ops::Bound;
 
@@ -84,11 +84,7 @@ impl SledStore {
     /// `statusTimestampAfter` a walk over index keys (no records) of the shorter side of that
     /// time (see `index::count_after`).
     pub(super) fn list_blocking(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
-        let token = query
-            .page_token
-            .as_deref()
-            .map(decode_page_token)
-            .transpose()?;
+        let token = query.start_after()?;
         let prefix = index::query_prefix(query);
         let after = query.status_timestamp_after.map(Timestamp::unix_millis);
         let start = index::start_key(&prefix, token.as_ref());
