@@ -1,6 +1,6 @@
 //! [`TaskEvents`]: how an agent reports progress.
 
-use crate::runtime::{Change, Runtime, TaskCell};
+use crate::engine::{Change, Engine, TaskCell};
 use a2a_core::{Artifact, ContextId, Error, Message, TaskId, TaskState, TaskStatus};
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// message and no task; any other call creates the task.
 #[derive(Clone)]
 pub struct TaskEvents {
-    rt: Arc<Runtime>,
+    rt: Arc<Engine>,
     cell: Arc<TaskCell>,
 }
 
@@ -30,7 +30,7 @@ fn agent_message(text: impl Into<String>) -> Option<Message> {
 }
 
 impl TaskEvents {
-    pub(crate) fn new(rt: Arc<Runtime>, cell: Arc<TaskCell>) -> Self {
+    pub(crate) fn new(rt: Arc<Engine>, cell: Arc<TaskCell>) -> Self {
         Self { rt, cell }
     }
 

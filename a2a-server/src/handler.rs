@@ -8,7 +8,7 @@ mod push;
 
 use crate::auth::Principal;
 use crate::cache::{Fifo, Weigh};
-use crate::runtime::{Change, Runtime, TaskCell, Update};
+use crate::engine::{Change, Engine, TaskCell, Update};
 use crate::store::{ListQuery, MessageClaim, Scope, StoredTask};
 use a2a_core::{
     AgentCard, CancelTaskRequest, ContextId, Error, ErrorKind, GetExtendedAgentCardRequest,
@@ -16,6 +16,7 @@ use a2a_core::{
     SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskId,
     TaskPushNotificationConfig, Validate,
 };
+use futures::StreamExt as _;
 use futures::stream::BoxStream;
 use serde_json::value::RawValue;
 use std::sync::{Arc, Mutex};
@@ -87,7 +88,7 @@ pub type ExtendedCardFn = Arc<dyn Fn(&Principal) -> Option<AgentCard> + Send + S
 
 /// The transport-independent A2A request handler.
 pub struct RequestHandler {
-    pub(crate) rt: Arc<Runtime>,
+    pub(crate) rt: Arc<Engine>,
     pub(crate) card: AgentCard,
     pub(crate) extended_card: Option<ExtendedCardFn>,
     /// The JSON of recently read tasks, by version: `GetTask` of an unchanged task (a polling
@@ -267,17 +268,14 @@ impl RequestHandler {
         self.check_extensions(cx)
     }
 
+    /// The task as stored: every write reaches the store before anyone sees it, so the store
+    /// is never behind a cell of this process, and it holds what other replicas wrote.
     async fn load(&self, cx: &CallContext, id: &TaskId) -> Result<StoredTask, Error> {
         self.ready().await?;
-        let live = match self.rt.live_cell(id) {
-            Some(cell) => cell.snapshot().await,
-            None => None,
-        };
-        let stored = match live {
-            Some(t) => Some(t),
-            None => self.rt.store.get(id).await?,
-        };
-        stored
+        self.rt
+            .store
+            .get(id)
+            .await?
             .filter(|t| t.scope == cx.scope)
             .ok_or_else(|| Error::task_not_found(id.as_str()))
     }
@@ -412,12 +410,21 @@ impl RequestHandler {
                 .await?;
         }
         let cell = self.rt.cell_for(stored);
-        let applied = match cell
-            .apply(&self.rt, Change::Continue(message.clone()), true)
-            .await
-        {
+        // The run starts before the task moves to WORKING: a wrap-up of the run that asked for
+        // input then leaves the task alone, and no replica takes it for an orphan.
+        let generation = self.rt.begin(&cell);
+        let applied = match self.rt.lease(&task_id, true).await {
+            Ok(_) => {
+                cell.apply(&self.rt, Change::Continue(message.clone()), true)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let applied = match applied {
             Ok(applied) => applied,
             Err(e) => {
+                self.rt.abandon(&cell);
+                self.rt.release(cell);
                 // The message did not take effect: a retry is not a duplicate.
                 self.rt.store.release_claim(&key).await?;
                 return Err(e);
@@ -431,7 +438,7 @@ impl RequestHandler {
         };
         let task = Some(Task::clone(&stored.task));
         let rcx = Self::request_context(cx, &cell, message, task, extensions);
-        self.rt.spawn_execution(cell.clone(), rcx);
+        self.rt.spawn_execution(cell.clone(), rcx, generation);
         Ok(Started::Fresh {
             cell,
             rx,
@@ -486,9 +493,16 @@ impl RequestHandler {
                 return Err(e.into());
             }
         }
+        let generation = self.rt.begin(&cell);
+        if let Err(e) = self.rt.lease(&task_id, false).await {
+            self.rt.abandon(&cell);
+            self.rt.forget(&task_id);
+            self.rt.store.release_claim(&key).await?;
+            return Err(e);
+        }
         let (_, rx) = cell.subscribe().await;
         let rcx = Self::request_context(cx, &cell, message, None, extensions);
-        self.rt.spawn_execution(cell.clone(), rcx);
+        self.rt.spawn_execution(cell.clone(), rcx, generation);
         Ok(Started::Fresh {
             cell,
             rx,
@@ -531,6 +545,14 @@ impl RequestHandler {
                     .live_cell(&claim.task_id)
                     .filter(|c| c.scope == cx.scope)
                 else {
+                    // The first send ended, or runs on another replica: its log says when it
+                    // settles.
+                    if !immediately {
+                        let notices = self.rt.bus.subscribe(&claim.task_id);
+                        let source = follow::Source::Bus(notices);
+                        let stream = follow::follow(&self.rt, &claim.task_id, None, 0, source);
+                        stream.for_each(|_| async {}).await;
+                    }
                     let task = self.load(cx, &claim.task_id).await?.task;
                     return Ok(SharedResponse::Task(with_history(task, history_length)));
                 };
@@ -542,6 +564,13 @@ impl RequestHandler {
         if !settled {
             wait(&cell, &mut rx, immediately).await;
         }
+        let answer = Self::answer(&cell, history_length).await;
+        self.rt.release(cell);
+        answer
+    }
+
+    /// What a `SendMessage` that ran on `cell` answers, once it waited.
+    async fn answer(cell: &TaskCell, history_length: Option<i32>) -> Result<SharedResponse, Error> {
         if let Some(refusal) = cell.refusal().await {
             return Err(refusal);
         }
@@ -588,13 +617,19 @@ impl RequestHandler {
                     }
                     Ok(Update::Event(_)) | Err(RecvError::Lagged(_)) => {}
                 }
-                Ok(follow::follow(self.rt.clone(), cell, None, 0, rx))
+                let stream = follow::follow(&self.rt, &cell.id, None, 0, follow::Source::Cell(rx));
+                self.rt.release(cell);
+                Ok(stream)
             }
             Started::Fresh {
                 cell,
                 rx,
                 first: Some(t),
-            } => Ok(follow::from_snapshot(self.rt.clone(), cell, t, rx)),
+            } => {
+                let stream = follow::from_snapshot(&self.rt, t, follow::Source::Cell(rx));
+                self.rt.release(cell);
+                Ok(stream)
+            }
             Started::Duplicate(claim) => match claim.reply {
                 Some(m) => Ok(Box::pin(futures::stream::once(async move {
                     StreamEvent {
@@ -602,30 +637,38 @@ impl RequestHandler {
                         event: StreamResponse::Message(m),
                     }
                 }))),
-                None => self.stream_from(cx, &claim.task_id, 0).await,
+                None => {
+                    let notices = self.rt.bus.subscribe(&claim.task_id);
+                    let source = match self.rt.running_cell(&claim.task_id) {
+                        Some(cell) => follow::Source::Cell(cell.subscribe().await.1),
+                        None => follow::Source::Bus(notices),
+                    };
+                    Ok(follow::follow(&self.rt, &claim.task_id, None, 0, source))
+                }
             },
         }
     }
 
-    /// The task's events after `cursor` from its log, then live ones (if it is not finished).
+    /// The task's events after `cursor` from its log, then live ones (if it is not finished):
+    /// from this process's execution of the task if it runs one, else through the bus.
     async fn stream_from(
         &self,
         cx: &CallContext,
         id: &TaskId,
         cursor: u64,
     ) -> Result<EventStream, Error> {
-        self.ready().await?;
-        if let Some(cell) = self.rt.live_cell(id).filter(|c| c.scope == cx.scope) {
+        if let Some(cell) = self.rt.running_cell(id).filter(|c| c.scope == cx.scope) {
+            self.ready().await?;
             let (_, rx) = cell.subscribe().await;
-            return Ok(follow::follow(self.rt.clone(), cell, None, cursor, rx));
+            return Ok(follow::follow(&self.rt, id, None, cursor, follow::Source::Cell(rx)));
         }
+        // Subscribed before the task is read: nothing written after the read goes unheard.
+        let notices = self.rt.bus.subscribe(id);
         let stored = self.load(cx, id).await?;
         if stored.task.status.state.is_terminal() {
-            return Ok(follow::replay(self.rt.clone(), id.clone(), cursor));
+            return Ok(follow::replay(&self.rt, id, cursor));
         }
-        let cell = self.rt.cell_for(stored);
-        let (_, rx) = cell.subscribe().await;
-        Ok(follow::follow(self.rt.clone(), cell, None, cursor, rx))
+        Ok(follow::follow(&self.rt, id, None, cursor, follow::Source::Bus(notices)))
     }
 
     /// `GetTask`.
@@ -737,7 +780,9 @@ impl RequestHandler {
             scope: cx.scope.clone(),
             cancel: cell.cancel.clone(),
         };
-        Ok(Arc::unwrap_or_clone(self.rt.cancel(cell, rcx).await?.task))
+        let canceled = self.rt.cancel(&cell, rcx).await;
+        self.rt.release(cell);
+        Ok(Arc::unwrap_or_clone(canceled?.task))
     }
 
     /// `SubscribeToTask`: the current task first, then its events. With
@@ -765,10 +810,16 @@ impl RequestHandler {
             )
             .with_metadata("taskId", req.id.as_str()));
         }
-        let cell = self.rt.cell_for(stored);
-        let (snapshot, rx) = cell.subscribe().await;
-        let snapshot = snapshot.ok_or_else(|| Error::task_not_found(req.id.as_str()))?;
-        Ok(follow::from_snapshot(self.rt.clone(), cell, snapshot, rx))
+        if let Some(cell) = self.rt.running_cell(&req.id) {
+            let (snapshot, rx) = cell.subscribe().await;
+            if let Some(snapshot) = snapshot {
+                return Ok(follow::from_snapshot(&self.rt, snapshot, follow::Source::Cell(rx)));
+            }
+        }
+        // No execution here: the bus, subscribed before the snapshot is read.
+        let notices = self.rt.bus.subscribe(&req.id);
+        let snapshot = self.load(cx, &req.id).await?;
+        Ok(follow::from_snapshot(&self.rt, snapshot, follow::Source::Bus(notices)))
     }
 
     /// `GetExtendedAgentCard`.

@@ -19,7 +19,7 @@ use crate::agent::{Agent, DynAgent};
 use crate::auth::{AuthDecision, Authenticator, DynAuthenticator, Principal};
 use crate::cache::Fifo;
 use crate::handler::{RESUMABLE_STREAMS_EXTENSION, RequestHandler};
-use crate::runtime::Runtime;
+use crate::engine::{Engine, EventBus, Leases, LocalBus, Replication};
 use crate::store::{MemoryStore, TaskStore};
 use a2a_core::{
     AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC,
@@ -46,6 +46,9 @@ pub(crate) struct Maintenance {
     pub(crate) retention: Option<Duration>,
     pub(crate) dedup_window: Duration,
     pub(crate) sweep_interval: Duration,
+    /// The lease time-to-live, when leases are shared: the upkeep renews this engine's leases
+    /// and looks for orphans.
+    pub(crate) lease_ttl: Option<Duration>,
 }
 
 /// Settings shared by the HTTP handlers.
@@ -159,6 +162,10 @@ pub struct ServerBuilder {
     header_read_timeout: Duration,
     idle_timeout: Duration,
     max_connections: Option<usize>,
+    bus: Option<Arc<dyn EventBus>>,
+    leases: Option<Arc<dyn Leases>>,
+    lease_ttl: Duration,
+    replica_id: Option<String>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -190,6 +197,10 @@ impl Server {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_connections: None,
+            bus: None,
+            leases: None,
+            lease_ttl: crate::engine::DEFAULT_LEASE_TTL,
+            replica_id: None,
         }
     }
 
@@ -349,6 +360,35 @@ impl ServerBuilder {
         self
     }
 
+    /// How this server's replicas tell each other about tasks (default: a [`LocalBus`] of its
+    /// own, enough for one process). Replicas that share a task store must share a bus.
+    pub fn event_bus(mut self, bus: Arc<dyn EventBus>) -> Self {
+        self.bus = Some(bus);
+        self
+    }
+
+    /// Execution leases shared by the replicas of this server (default: none, this process
+    /// runs every task). With them, the upkeep ([`Server::upkeep`], run by [`Server::serve`])
+    /// renews this replica's leases and resumes the tasks of replicas that stopped renewing
+    /// theirs.
+    pub fn leases(mut self, leases: Arc<dyn Leases>) -> Self {
+        self.leases = Some(leases);
+        self
+    }
+
+    /// How long an execution lease lasts without renewal (default 30 s): how soon the tasks of a
+    /// replica that died are resumed elsewhere. Renewed every third of it.
+    pub fn lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl.max(Duration::from_millis(30));
+        self
+    }
+
+    /// This replica's name in the shared leases (default: a random UUID per server).
+    pub fn replica_id(mut self, id: impl Into<String>) -> Self {
+        self.replica_id = Some(id.into());
+        self
+    }
+
     /// How often retention and message-id expiry run (default 60 s).
     pub fn sweep_interval(mut self, every: Duration) -> Self {
         self.sweep_interval = every.max(Duration::from_millis(10));
@@ -455,8 +495,19 @@ impl ServerBuilder {
             )),
             None => None,
         };
+        let replication = self.leases.map(|leases| Replication {
+            leases,
+            owner: self
+                .replica_id
+                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+                .into(),
+            ttl: self.lease_ttl,
+        });
+        let lease_ttl = replication.as_ref().map(|r| r.ttl);
+        let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::new()));
+        let engine = Engine::new(store, self.agent, shutdown, pusher, bus, replication);
         let handler = Arc::new(RequestHandler {
-            rt: Arc::new(Runtime::new(store, self.agent, shutdown, pusher)),
+            rt: engine,
             card: card.clone(),
             extended_card: extended,
             serialized: Mutex::new(Fifo::new(crate::handler::SERIALIZED_CACHE_BYTES)),
@@ -472,6 +523,7 @@ impl ServerBuilder {
                     retention: self.retention,
                     dedup_window: self.dedup_window,
                     sweep_interval: self.sweep_interval,
+                    lease_ttl,
                 },
                 config: HttpConfig {
                     body_limit: self.body_limit,

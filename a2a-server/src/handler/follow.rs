@@ -1,15 +1,30 @@
-//! Turning a task's log and live broadcast into one stream with no gap and no duplicate.
+//! Turning a task's log and its live events into one stream with no gap and no duplicate.
 
 use super::StreamEvent;
-use crate::runtime::{Runtime, TaskCell, Update};
+use crate::engine::{Engine, Update};
 use crate::store::StoredTask;
 use a2a_core::{StreamResponse, TaskId};
+use futures::StreamExt as _;
 use futures::stream::BoxStream;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 /// How many log entries a catching-up stream reads at a time (its memory bound).
 const PAGE: usize = 256;
+
+/// How often a stream that follows the bus reads the log even without a notification (a bus
+/// may lose one; the log has every event).
+const BUS_POLL: Duration = Duration::from_secs(2);
+
+/// Where a stream hears of new events.
+pub(crate) enum Source {
+    /// The broadcast of this process's execution of the task: the events themselves.
+    Cell(broadcast::Receiver<Update>),
+    /// The bus's notifications (another replica runs the task, or nobody does yet): each says
+    /// to read the log.
+    Bus(BoxStream<'static, u64>),
+}
 
 /// Whether a snapshot or log entry ends the stream: only a terminal state does, not an
 /// interrupted one as for live events ([`StreamResponse::ends_stream`]). A client subscribes to
@@ -23,14 +38,18 @@ fn terminal(e: &StreamResponse) -> bool {
 /// every live event, until an event ends the stream, the execution ends, or the server shuts
 /// down. Every event comes out once, in sequence order: events already passed are skipped, and
 /// a subscriber that fell behind the broadcast (or sees a gap) catches up from the durable log,
-/// a page at a time, so a slow reader never blocks the agent and never loses an event.
+/// a page at a time, so a slow reader never blocks the agent and never loses an event. A
+/// stream whose execution's cell goes away (the task paused, and its cell was freed) goes on
+/// through the bus.
 pub(super) fn follow(
-    rt: Arc<Runtime>,
-    cell: Arc<TaskCell>,
+    rt: &Arc<Engine>,
+    id: &TaskId,
     first: Option<StreamEvent>,
     cursor: u64,
-    mut rx: broadcast::Receiver<Update>,
+    mut source: Source,
 ) -> BoxStream<'static, StreamEvent> {
+    let rt = rt.clone();
+    let id = id.clone();
     let shutdown = rt.shutdown.clone();
     let stream = async_stream::stream! {
         let mut last = cursor;
@@ -47,10 +66,10 @@ pub(super) fn follow(
         let mut last_ended = false;
         loop {
             if catching_up {
-                let page = match rt.store.events(&cell.id, last, PAGE).await {
+                let page = match rt.store.events(&id, last, PAGE).await {
                     Ok(page) => page,
                     Err(e) => {
-                        tracing::error!(task = %cell.id, error = %e, "reading the event log failed; ending the stream");
+                        tracing::error!(task = %id, error = %e, "reading the event log failed; ending the stream");
                         return;
                     }
                 };
@@ -75,6 +94,23 @@ pub(super) fn follow(
                 }
                 continue;
             }
+            let rx = match &mut source {
+                Source::Cell(rx) => rx,
+                Source::Bus(notices) => {
+                    tokio::select! {
+                        biased;
+                        () = shutdown.cancelled() => return,
+                        notice = notices.next() => {
+                            if notice.is_some_and(|seq| seq <= last) {
+                                continue; // already delivered
+                            }
+                        }
+                        () = tokio::time::sleep(BUS_POLL) => {}
+                    }
+                    catching_up = true;
+                    continue;
+                }
+            };
             let update = tokio::select! {
                 biased;
                 u = rx.recv() => u,
@@ -98,9 +134,14 @@ pub(super) fn follow(
                         return;
                     }
                 }
-                Ok(Update::Done) | Err(RecvError::Closed) => return,
+                Ok(Update::Done) => return,
+                Err(RecvError::Closed) => {
+                    // The cell was freed: whoever writes next (here or elsewhere) notifies the bus.
+                    source = Source::Bus(rt.bus.subscribe(&id));
+                    catching_up = true;
+                }
                 Err(RecvError::Lagged(missed)) => {
-                    tracing::debug!(task = %cell.id, missed, "slow subscriber catches up from the log");
+                    tracing::debug!(task = %id, missed, "slow subscriber catches up from the log");
                     catching_up = true;
                 }
             }
@@ -109,24 +150,26 @@ pub(super) fn follow(
     Box::pin(stream)
 }
 
-/// [`follow`] opened with `snapshot` (the task as a subscriber first sees it), then every
-/// event after it.
+/// [`follow`] opened with `snapshot` (the task as a subscriber first sees it, read after
+/// `source` was subscribed), then every event after it.
 pub(super) fn from_snapshot(
-    rt: Arc<Runtime>,
-    cell: Arc<TaskCell>,
+    rt: &Arc<Engine>,
     snapshot: StoredTask,
-    rx: broadcast::Receiver<Update>,
+    source: Source,
 ) -> BoxStream<'static, StreamEvent> {
+    let id = snapshot.task.id.clone();
     let first = StreamEvent {
         seq: snapshot.version,
         event: StreamResponse::Task(Arc::unwrap_or_clone(snapshot.task)),
     };
     let cursor = first.seq;
-    follow(rt, cell, Some(first), cursor, rx)
+    follow(rt, &id, Some(first), cursor, source)
 }
 
 /// The log of a finished task after `cursor`, up to its terminal event.
-pub(super) fn replay(rt: Arc<Runtime>, id: TaskId, cursor: u64) -> BoxStream<'static, StreamEvent> {
+pub(super) fn replay(rt: &Arc<Engine>, id: &TaskId, cursor: u64) -> BoxStream<'static, StreamEvent> {
+    let rt = rt.clone();
+    let id = id.clone();
     let stream = async_stream::stream! {
         let mut last = cursor;
         loop {

@@ -32,14 +32,37 @@ impl RequestHandler {
     }
 
     async fn recover_orphans(&self) -> Result<usize, Error> {
+        let n = self.claim_orphans().await?;
+        if n > 0 {
+            tracing::info!(tasks = n, "recovered tasks interrupted by a restart");
+        }
+        if let Some(pusher) = &self.rt.pusher {
+            if let Err(e) = pusher.resume_all().await {
+                tracing::error!(error = %e, "resuming webhook deliveries failed");
+            }
+        }
+        Ok(n)
+    }
+
+    /// Hands every orphaned task to the agent's [`Agent::resume`](crate::Agent::resume) hook:
+    /// a task left SUBMITTED or WORKING whose execution lease this engine could take (see
+    /// [`Leases`](crate::Leases)). Without shared leases that is every such task not running
+    /// here, as after a restart; with them, only those whose replica stopped renewing its lease,
+    /// each taken by exactly one replica. The upkeep calls it periodically when leases are
+    /// shared. Returns how many tasks it resumed.
+    pub async fn claim_orphans(&self) -> Result<usize, Error> {
         use a2a_core::TaskState;
         let tasks = self
             .rt
             .store
             .tasks_in_states(&[TaskState::Submitted, TaskState::Working])
             .await?;
-        let n = tasks.len();
+        let mut n = 0;
         for stored in tasks {
+            if self.rt.live_cell(&stored.task.id).is_some() || !self.rt.lease(&stored.task.id, false).await? {
+                continue; // worked on here, or leased by a live replica
+            }
+            n += 1;
             let task = Task::clone(&stored.task);
             let message = task
                 .history
@@ -61,14 +84,6 @@ impl RequestHandler {
                 cancel: cell.cancel.clone(),
             };
             self.rt.spawn_resume(cell, rcx);
-        }
-        if n > 0 {
-            tracing::info!(tasks = n, "recovered tasks interrupted by a restart");
-        }
-        if let Some(pusher) = &self.rt.pusher {
-            if let Err(e) = pusher.resume_all().await {
-                tracing::error!(error = %e, "resuming webhook deliveries failed");
-            }
         }
         Ok(n)
     }

@@ -66,12 +66,45 @@ impl Server {
     }
 }
 
-/// Start-up recovery (with webhook resumption), then periodic retention and message-id expiry,
-/// until shutdown.
+/// Start-up recovery (with webhook resumption), then periodic retention and message-id expiry
+/// (and, with shared leases, the heartbeat and the search for orphans), until shutdown.
 async fn maintain(handler: Arc<RequestHandler>, m: Maintenance) {
     if let Err(e) = handler.recover().await {
         tracing::error!(error = %e, "start-up recovery failed");
     }
+    if let Some(ttl) = m.lease_ttl {
+        tokio::join!(sweep(&handler, m), replicate(&handler, ttl));
+    } else {
+        sweep(&handler, m).await;
+    }
+}
+
+/// With shared leases: renews this replica's leases every third of their time to live, and
+/// takes the orphans of replicas that stopped renewing theirs once per time to live.
+async fn replicate(handler: &RequestHandler, ttl: std::time::Duration) {
+    let shutdown = handler.rt.shutdown.clone();
+    let mut beats = 0u32;
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(ttl / 3) => {}
+            () = shutdown.cancelled() => return,
+        }
+        if let Err(e) = handler.rt.heartbeat().await {
+            tracing::error!(error = %e, "renewing execution leases failed");
+        }
+        beats += 1;
+        if beats % 3 == 0 {
+            match handler.claim_orphans().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(tasks = n, "resumed tasks of a replica that stopped"),
+                Err(e) => tracing::error!(error = %e, "looking for orphaned tasks failed"),
+            }
+        }
+    }
+}
+
+/// Retention and message-id expiry, every sweep interval.
+async fn sweep(handler: &RequestHandler, m: Maintenance) {
     let shutdown = handler.rt.shutdown.clone();
     loop {
         tokio::select! {

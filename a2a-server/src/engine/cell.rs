@@ -1,25 +1,23 @@
-//! Running tasks: one [`TaskCell`] per task being worked on, which serializes its writes, stores
-//! each change before anyone sees it, and broadcasts the change (with its sequence number, the
-//! task's version after the write) to every subscriber.
+//! [`TaskCell`]: a task being worked on in this process. It serializes the task's writes, checks
+//! each change against the lifecycle, stores it before anyone sees it, and broadcasts it (with
+//! its sequence number, the task's version after the write) to this process's subscribers and,
+//! as a notification, on the [`EventBus`](super::EventBus).
 
-use crate::agent::{DynAgent, RequestContext};
-use crate::events::TaskEvents;
-use crate::store::{FastMap, MessageClaim, Scope, StoredTask, TaskStore};
+use super::Engine;
+use crate::store::{MessageClaim, Scope, StoreError, StoredTask};
 use a2a_core::{
     Artifact, ContextId, Error, ErrorKind, Message, Role, StreamResponse, Task,
     TaskArtifactUpdateEvent, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
     Validate,
 };
-use futures::FutureExt as _;
-use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 /// How many live events a subscriber may fall behind before it catches up from the durable log
 /// instead. Small: every task being worked on allocates its channel.
-const BROADCAST_CAPACITY: usize = 32;
+pub(super) const BROADCAST_CAPACITY: usize = 32;
 
 /// One event of a task with its sequence number (the task's version after the write).
 #[derive(Debug)]
@@ -89,18 +87,42 @@ pub(crate) enum Change {
 }
 
 #[derive(Debug)]
-struct CellState {
+pub(super) struct CellState {
     /// `None` until the task is created by its first event.
-    stored: Option<StoredTask>,
+    pub(super) stored: Option<StoredTask>,
     /// The user message that will open the task when it is created.
-    initial: Option<Message>,
+    pub(super) initial: Option<Message>,
     /// Set when the agent answered with a message instead of a task.
-    reply: Option<Message>,
+    pub(super) reply: Option<Message>,
     /// The deduplication key of the message that opened the task, to record a reply under.
-    claim: Option<String>,
+    pub(super) claim: Option<String>,
     /// Set when the agent refused the request with an A2A error before its first event: the
     /// call is answered with it, and no task exists.
-    refusal: Option<Error>,
+    pub(super) refusal: Option<Error>,
+}
+
+impl CellState {
+    /// The state of a task that exists in the store as `stored`.
+    pub(super) fn of(stored: StoredTask) -> Self {
+        Self {
+            stored: Some(stored),
+            initial: None,
+            reply: None,
+            claim: None,
+            refusal: None,
+        }
+    }
+
+    /// The state of a task about to be created with `initial` as its first message.
+    pub(super) fn new_task(initial: Message, claim: Option<String>) -> Self {
+        Self {
+            stored: None,
+            initial: Some(initial),
+            reply: None,
+            claim,
+            refusal: None,
+        }
+    }
 }
 
 /// A task being worked on or watched.
@@ -111,9 +133,13 @@ pub(crate) struct TaskCell {
     pub(crate) scope: Scope,
     /// Triggered by CancelTask or server shutdown.
     pub(crate) cancel: CancellationToken,
-    generation: AtomicU64,
-    state: tokio::sync::Mutex<CellState>,
-    tx: broadcast::Sender<Update>,
+    /// Counts the executions started on this cell; an execution's wrap-up acts only if no
+    /// later one started.
+    pub(super) generation: AtomicU64,
+    /// How many executions of the agent run on this cell now.
+    pub(super) running: AtomicUsize,
+    pub(super) state: tokio::sync::Mutex<CellState>,
+    pub(super) tx: broadcast::Sender<Update>,
 }
 
 /// The result of applying a change.
@@ -126,6 +152,12 @@ pub(crate) struct Applied {
 }
 
 impl TaskCell {
+    /// Whether an execution of the agent runs on this cell: only then do this process's writes
+    /// reach its subscribers first (others follow the task through the bus).
+    pub(crate) fn is_running(&self) -> bool {
+        self.running.load(Ordering::Acquire) > 0
+    }
+
     /// Subscribes and takes the current snapshot atomically: every event after the snapshot
     /// arrives through the receiver.
     pub(crate) async fn subscribe(&self) -> (Option<StoredTask>, broadcast::Receiver<Update>) {
@@ -133,7 +165,7 @@ impl TaskCell {
         (st.stored.clone(), self.tx.subscribe())
     }
 
-    /// The current stored task, if created.
+    /// The current stored task, if created, as this cell last wrote or read it.
     pub(crate) async fn snapshot(&self) -> Option<StoredTask> {
         self.state.lock().await.stored.clone()
     }
@@ -149,7 +181,7 @@ impl TaskCell {
         self.state.lock().await.reply.clone()
     }
 
-    /// The error the agent refused the request with, if it did (see [`Runtime::refuse`]).
+    /// The error the agent refused the request with, if it did (see [`Engine::refuse`]).
     pub(crate) async fn refusal(&self) -> Option<Error> {
         self.state.lock().await.refusal.clone()
     }
@@ -272,7 +304,7 @@ impl TaskCell {
     /// every later event.
     pub(crate) async fn apply(
         &self,
-        rt: &Runtime,
+        rt: &Engine,
         change: Change,
         subscribe: bool,
     ) -> Result<Applied, Error> {
@@ -320,15 +352,29 @@ impl TaskCell {
                 let event = Published::Created(stored.task.clone());
                 (stored, event)
             }
-            (Some(current), change) => {
+            (Some(_), mut change) => loop {
+                let current = st.stored.as_ref().expect("matched above");
+                let (received, event) = self.check(&current.task, change)?;
                 let mut task = Task::clone(&current.task);
-                let event = self.apply_to(&mut task, change)?;
-                let stored = rt
+                task.history.extend(received.clone());
+                // Refused only for an event of another task, which `check` never builds.
+                task.apply(&event)
+                    .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+                match rt
                     .store
                     .update(Arc::new(task), current.version, &event)
-                    .await?;
-                (stored, Published::Event(event))
-            }
+                    .await
+                {
+                    Ok(stored) => break (stored, Published::Event(event)),
+                    // Another replica wrote the task (a cancel, a continuation): read it again
+                    // and check the change against what it is now.
+                    Err(StoreError::VersionConflict { .. }) => {
+                        self.reload(rt, &mut st).await?;
+                        change = Change::redo(received, event)?;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            },
         };
         rt.store.sync().await?;
         let terminal = stored.task.status.state.is_terminal();
@@ -341,6 +387,7 @@ impl TaskCell {
         let _ = self
             .tx
             .send(Update::Event(Arc::new(SeqEvent { seq, event })));
+        rt.bus.publish(&self.id, seq);
         drop(st);
         if let Some(pusher) = &rt.pusher {
             pusher.wake(&self.id).await;
@@ -353,258 +400,73 @@ impl TaskCell {
             rx,
         })
     }
-}
 
-/// The running tasks of a server.
-pub(crate) struct Runtime {
-    pub(crate) store: Arc<dyn TaskStore>,
-    agent: Arc<dyn DynAgent>,
-    cells: Mutex<FastMap<TaskId, Arc<TaskCell>>>,
-    /// Triggered at shutdown: ends executions (through their tokens) and streams.
-    pub(crate) shutdown: CancellationToken,
-    /// Webhook deliveries, when push notifications are on.
-    pub(crate) pusher: Option<Arc<crate::push::Pusher>>,
-}
-
-impl std::fmt::Debug for Runtime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime").finish_non_exhaustive()
-    }
-}
-
-impl Runtime {
-    pub(crate) fn new(
-        store: Arc<dyn TaskStore>,
-        agent: Arc<dyn DynAgent>,
-        shutdown: CancellationToken,
-        pusher: Option<Arc<crate::push::Pusher>>,
-    ) -> Self {
-        Self {
-            store,
-            agent,
-            cells: Mutex::new(FastMap::default()),
-            shutdown,
-            pusher,
+    /// Catches up with writes other replicas made: if the store holds a newer version than
+    /// this cell, reads it (see [`TaskCell::reload`]).
+    pub(crate) async fn refresh(&self, rt: &Engine) -> Result<(), Error> {
+        let mut st = self.state.lock().await;
+        let Some(version) = st.stored.as_ref().map(|s| s.version) else {
+            return Ok(());
+        };
+        match rt.store.get(&self.id).await? {
+            Some(fresh) if fresh.version > version => self.reload(rt, &mut st).await,
+            _ => Ok(()),
         }
     }
 
-    fn new_cell(
-        &self,
-        id: TaskId,
-        context_id: ContextId,
-        scope: Scope,
-        state: CellState,
-    ) -> TaskCell {
-        TaskCell {
-            id,
-            context_id,
-            scope,
-            cancel: self.shutdown.child_token(),
-            generation: AtomicU64::new(0),
-            state: tokio::sync::Mutex::new(state),
-            tx: broadcast::channel(BROADCAST_CAPACITY).0,
+    /// Reads the task again after another replica wrote it, and passes the events this cell
+    /// missed to its subscribers, in order. A task that ended elsewhere (canceled) stops the
+    /// execution here.
+    async fn reload(&self, rt: &Engine, st: &mut CellState) -> Result<(), Error> {
+        let fresh = rt
+            .store
+            .get(&self.id)
+            .await?
+            .ok_or_else(|| Error::task_not_found(self.id.as_str()))?;
+        let mut seen = st.stored.as_ref().map_or(0, |s| s.version);
+        'log: while seen < fresh.version {
+            let page = rt.store.events(&self.id, seen, 256).await?;
+            if page.is_empty() {
+                break;
+            }
+            for e in page {
+                if e.seq > fresh.version {
+                    break 'log;
+                }
+                seen = e.seq;
+                let event = Published::Event(e.event);
+                let _ = self
+                    .tx
+                    .send(Update::Event(Arc::new(SeqEvent { seq: e.seq, event })));
+            }
         }
+        if fresh.task.status.state.is_terminal() {
+            self.cancel.cancel();
+        }
+        st.stored = Some(fresh);
+        Ok(())
     }
+}
 
-    /// A cell for a task that does not exist yet; `initial` opens its history.
-    pub(crate) fn cell_for_new(
-        &self,
-        id: TaskId,
-        context_id: ContextId,
-        scope: Scope,
-        initial: Message,
-        claim: Option<String>,
-    ) -> Arc<TaskCell> {
-        let cell = Arc::new(self.new_cell(
-            id.clone(),
-            context_id,
-            scope,
-            CellState {
-                stored: None,
-                initial: Some(initial),
-                reply: None,
-                claim,
-                refusal: None,
+impl Change {
+    /// The change again, from what [`TaskCell::check`] made of it, to check it against a task
+    /// that changed meanwhile.
+    fn redo(received: Option<Message>, event: StreamResponse) -> Result<Self, Error> {
+        if let Some(m) = received {
+            return Ok(Self::Continue(m));
+        }
+        Ok(match event {
+            StreamResponse::StatusUpdate(u) => Self::Status(u.status),
+            StreamResponse::ArtifactUpdate(u) => Self::Artifact {
+                artifact: u.artifact,
+                append: u.append,
+                last_chunk: u.last_chunk,
             },
-        ));
-        self.cells
-            .lock()
-            .expect("cells lock")
-            .insert(id, cell.clone());
-        cell
-    }
-
-    /// The cell of a stored task (created from the record if the task is not live).
-    pub(crate) fn cell_for(&self, stored: StoredTask) -> Arc<TaskCell> {
-        let mut cells = self.cells.lock().expect("cells lock");
-        cells
-            .entry(stored.task.id.clone())
-            .or_insert_with(|| {
-                Arc::new(self.new_cell(
-                    stored.task.id.clone(),
-                    stored.task.context_id.clone(),
-                    stored.scope.clone(),
-                    CellState {
-                        stored: Some(stored),
-                        initial: None,
-                        reply: None,
-                        claim: None,
-                        refusal: None,
-                    },
-                ))
-            })
-            .clone()
-    }
-
-    /// The live cell of a task, if any.
-    pub(crate) fn live_cell(&self, id: &TaskId) -> Option<Arc<TaskCell>> {
-        self.cells.lock().expect("cells lock").get(id).cloned()
-    }
-
-    pub(crate) fn forget(&self, id: &TaskId) {
-        self.cells.lock().expect("cells lock").remove(id);
-    }
-
-    /// Runs the agent's `execute` for `cell` in the background. When it ends, a task left
-    /// active (or never created) is failed with a status message saying why.
-    pub(crate) fn spawn_execution(self: &Arc<Self>, cell: Arc<TaskCell>, cx: RequestContext) {
-        self.spawn_run(cell, cx, false);
-    }
-
-    /// Runs the agent's `resume` hook for a task found active at start-up.
-    pub(crate) fn spawn_resume(self: &Arc<Self>, cell: Arc<TaskCell>, cx: RequestContext) {
-        self.spawn_run(cell, cx, true);
-    }
-
-    fn spawn_run(self: &Arc<Self>, cell: Arc<TaskCell>, cx: RequestContext, resume: bool) {
-        let generation = cell.generation.fetch_add(1, Ordering::SeqCst) + 1;
-        let rt = self.clone();
-        tokio::spawn(async move {
-            let events = TaskEvents::new(rt.clone(), cell.clone());
-            let run = if resume {
-                rt.agent.resume(cx, events)
-            } else {
-                rt.agent.execute(cx, events)
-            };
-            let outcome = AssertUnwindSafe(run).catch_unwind().await;
-            let failure = match outcome {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) if !resume && rt.refuse(&cell, &e).await => {
-                    let _ = cell.tx.send(Update::Done);
-                    return;
-                }
-                Ok(Err(e)) => Some(format!("The agent failed: {}", e.message)),
-                Err(panic) => {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_owned())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".to_owned());
-                    tracing::error!(task = %cell.id, panic = %what, "agent panicked");
-                    Some(format!("The agent panicked: {what}"))
-                }
-            };
-            rt.finish_execution(&cell, generation, failure).await;
-        });
-    }
-
-    /// Runs the agent's `cancel` and, when it accepts, stops the execution and moves the task
-    /// to CANCELED (unless it already ended). Returns the task afterwards.
-    pub(crate) async fn cancel(
-        self: &Arc<Self>,
-        cell: Arc<TaskCell>,
-        cx: RequestContext,
-    ) -> Result<StoredTask, Error> {
-        let events = TaskEvents::new(self.clone(), cell.clone());
-        AssertUnwindSafe(self.agent.cancel(cx, events))
-            .catch_unwind()
-            .await
-            .map_err(|_| Error::new(ErrorKind::Internal, "The agent panicked while canceling"))??;
-        // CANCELED is stored first, then the execution is told to stop: the execution's wrap-up
-        // (which would fail a task left active) then finds the task already finished.
-        let current = cell.snapshot().await;
-        if current
-            .as_ref()
-            .is_some_and(|t| !t.task.status.state.is_terminal())
-        {
-            let status = TaskStatus::new(TaskState::Canceled).with_message(Message::agent_text(
-                "The task was canceled at the client's request.",
-            ));
-            if let Err(e) = cell.apply(self, Change::Status(status), false).await {
-                // It ended meanwhile; the current task is the answer.
-                tracing::debug!(task = %cell.id, error = %e, "cancel raced with the task's end");
+            StreamResponse::Message(m) => Self::Message(m),
+            // `check` never builds a snapshot (creation is not a change of a stored task).
+            StreamResponse::Task(_) => {
+                return Err(Error::new(ErrorKind::Internal, "a task snapshot is no change"));
             }
-        }
-        cell.cancel.cancel();
-        cell.snapshot()
-            .await
-            .ok_or_else(|| Error::task_not_found(cell.id.as_str()))
-    }
-
-    /// An agent that returns an A2A error of the request's own (anything but Internal and
-    /// InvalidAgentResponse, which are failures of the agent) before its first event refuses
-    /// the request: the caller gets that error, no task is created, and the message is
-    /// forgotten (a retry runs again), with any webhook registered by it. Returns whether the
-    /// error was taken as a refusal.
-    async fn refuse(&self, cell: &TaskCell, error: &Error) -> bool {
-        let request_error = error
-            .kind()
-            .is_some_and(|k| !matches!(k, ErrorKind::Internal | ErrorKind::InvalidAgentResponse));
-        if !request_error {
-            return false;
-        }
-        let claim = {
-            let mut st = cell.state.lock().await;
-            if st.stored.is_some() || st.reply.is_some() {
-                return false;
-            }
-            st.refusal = Some(error.clone());
-            st.claim.take()
-        };
-        self.forget(&cell.id);
-        if let Some(key) = claim {
-            if let Err(e) = self.store.release_claim(&key).await {
-                tracing::warn!(task = %cell.id, error = %e, "could not forget a refused message");
-            }
-        }
-        if let Ok(configs) = self.store.push_configs(&cell.id).await {
-            for config in configs {
-                let _ = self.store.delete_push_config(&cell.id, config.id()).await;
-            }
-        }
-        true
-    }
-
-    async fn finish_execution(
-        &self,
-        cell: &Arc<TaskCell>,
-        generation: u64,
-        failure: Option<String>,
-    ) {
-        let current = cell.current_state().await;
-        let is_latest = cell.generation.load(Ordering::SeqCst) == generation;
-        let needs_failing = match &current {
-            None => cell.reply().await.is_none(),
-            Some(state) => is_latest && state.is_active(),
-        };
-        if needs_failing {
-            let why = failure.unwrap_or_else(|| {
-                if current.is_none() {
-                    "The agent returned without creating a task or replying.".to_owned()
-                } else {
-                    "The agent returned without finishing the task.".to_owned()
-                }
-            });
-            let status = TaskStatus::new(TaskState::Failed).with_message(Message::agent_text(why));
-            if let Err(e) = cell.apply(self, Change::Status(status), false).await {
-                tracing::error!(task = %cell.id, error = %e, "could not record the task's failure");
-            }
-        } else if let Some(why) = failure {
-            tracing::warn!(task = %cell.id, "{why} (after the task had ended or paused)");
-        }
-        let _ = cell.tx.send(Update::Done);
-        if current.is_none() && cell.current_state().await.is_none() {
-            self.forget(&cell.id);
-        }
+        })
     }
 }

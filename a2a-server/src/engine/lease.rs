@@ -1,0 +1,122 @@
+//! Execution leases: which replica runs a task's agent.
+
+use crate::store::{FastMap, StoreError};
+use a2a_core::TaskId;
+use async_trait::async_trait;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Who runs each task's agent, when several replicas share one task store.
+///
+/// An engine takes a task's lease before its agent runs (a new task, a continuation, a
+/// recovered orphan), renews every lease it holds from its upkeep (the heartbeat,
+/// [`Server::upkeep`](crate::Server::upkeep)), and gives the lease up when the execution
+/// ends. A task that is SUBMITTED or WORKING with no lease, or with an expired one, is an
+/// orphan: its replica died. Recovery resumes only orphans, and only the replica whose
+/// [`Leases::acquire`] succeeds, so each orphan exactly once.
+///
+/// Without shared leases (the default), the one engine owns every task: start-up recovery
+/// resumes every active task, as a single process should.
+#[async_trait]
+pub trait Leases: Send + Sync + 'static {
+    /// Takes the lease of `task` for `owner` until `ttl` from now, unless another owner holds
+    /// one that has not expired. Returns whether `owner` holds it now.
+    async fn acquire(&self, task: &TaskId, owner: &str, ttl: Duration)
+    -> Result<bool, StoreError>;
+
+    /// Takes the lease of `task` for `owner` whoever holds it: a client continued the task,
+    /// which was waiting for input, so whatever ran it before has paused.
+    async fn take_over(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<(), StoreError>;
+
+    /// Extends every lease `owner` holds to `ttl` from now (the heartbeat).
+    async fn renew(&self, owner: &str, ttl: Duration) -> Result<(), StoreError>;
+
+    /// Gives up the lease of `task`, if `owner` holds it.
+    async fn release(&self, task: &TaskId, owner: &str) -> Result<(), StoreError>;
+}
+
+#[derive(Clone, Debug)]
+struct Lease {
+    owner: Arc<str>,
+    expires: Instant,
+}
+
+/// [`Leases`] in this process's memory, for engines that share a store within one process
+/// (tests of several replicas). Nothing survives a restart, which is right for a single
+/// process: after one, every lease is gone and every active task is an orphan.
+#[derive(Debug, Default)]
+pub struct LocalLeases {
+    leases: Mutex<FastMap<TaskId, Lease>>,
+}
+
+impl LocalLeases {
+    /// No leases.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Who holds the lease of `task`, if anyone holds one that has not expired.
+    pub fn holder(&self, task: &TaskId) -> Option<String> {
+        let leases = self.leases.lock().expect("lease lock");
+        leases
+            .get(task)
+            .filter(|l| l.expires > Instant::now())
+            .map(|l| l.owner.to_string())
+    }
+}
+
+#[async_trait]
+impl Leases for LocalLeases {
+    async fn acquire(
+        &self,
+        task: &TaskId,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        let now = Instant::now();
+        let mut leases = self.leases.lock().expect("lease lock");
+        if let Some(held) = leases.get(task) {
+            if &*held.owner != owner && held.expires > now {
+                return Ok(false);
+            }
+        }
+        leases.insert(
+            task.clone(),
+            Lease {
+                owner: owner.into(),
+                expires: now + ttl,
+            },
+        );
+        Ok(true)
+    }
+
+    async fn take_over(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+        let lease = Lease {
+            owner: owner.into(),
+            expires: Instant::now() + ttl,
+        };
+        self.leases
+            .lock()
+            .expect("lease lock")
+            .insert(task.clone(), lease);
+        Ok(())
+    }
+
+    async fn renew(&self, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+        let expires = Instant::now() + ttl;
+        let mut leases = self.leases.lock().expect("lease lock");
+        for lease in leases.values_mut().filter(|l| &*l.owner == owner) {
+            lease.expires = expires;
+        }
+        Ok(())
+    }
+
+    async fn release(&self, task: &TaskId, owner: &str) -> Result<(), StoreError> {
+        let mut leases = self.leases.lock().expect("lease lock");
+        if leases.get(task).is_some_and(|l| &*l.owner == owner) {
+            leases.remove(task);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,401 @@
+//! The task engine: the only writer of tasks. It runs the agent for each task (one
+//! [`TaskCell`] per task being worked on in this process), stores every change before anyone
+//! sees it, and tells the other replicas sharing the store through the [`EventBus`]; execution
+//! [`Leases`] say which replica runs which task.
+
+mod bus;
+mod cell;
+mod lease;
+
+pub use bus::{CancelHandler, EventBus, LocalBus};
+pub(crate) use cell::{Change, TaskCell, Update};
+pub use lease::{Leases, LocalLeases};
+
+use crate::agent::{DynAgent, RequestContext};
+use crate::events::TaskEvents;
+use crate::store::{FastMap, Scope, StoredTask, TaskStore};
+use a2a_core::{ContextId, Error, ErrorKind, Message, TaskId, TaskState, TaskStatus};
+use cell::CellState;
+use futures::FutureExt as _;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+/// How long an execution lease lasts without a heartbeat, by default.
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
+
+/// The replicas' shared execution leases, and this engine's name in them.
+pub(crate) struct Replication {
+    pub(crate) leases: Arc<dyn Leases>,
+    /// This engine's owner id in the leases.
+    pub(crate) owner: Arc<str>,
+    pub(crate) ttl: Duration,
+}
+
+/// The tasks being worked on by this server, and how it reaches the other replicas.
+pub(crate) struct Engine {
+    pub(crate) store: Arc<dyn TaskStore>,
+    agent: Arc<dyn DynAgent>,
+    cells: Mutex<FastMap<TaskId, Arc<TaskCell>>>,
+    /// Triggered at shutdown: ends executions (through their tokens) and streams.
+    pub(crate) shutdown: CancellationToken,
+    /// Webhook deliveries, when push notifications are on.
+    pub(crate) pusher: Option<Arc<crate::push::Pusher>>,
+    pub(crate) bus: Arc<dyn EventBus>,
+    /// Shared leases, when several replicas share the store; `None`: this engine owns every
+    /// task.
+    pub(crate) replication: Option<Replication>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine, registered on `bus` for cancel requests.
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        agent: Arc<dyn DynAgent>,
+        shutdown: CancellationToken,
+        pusher: Option<Arc<crate::push::Pusher>>,
+        bus: Arc<dyn EventBus>,
+        replication: Option<Replication>,
+    ) -> Arc<Self> {
+        let engine = Arc::new(Self {
+            store,
+            agent,
+            cells: Mutex::new(FastMap::default()),
+            shutdown,
+            pusher,
+            bus,
+            replication,
+        });
+        let weak = Arc::downgrade(&engine);
+        engine.bus.on_cancel(Arc::new(move |task: &TaskId| {
+            if let Some(engine) = weak.upgrade() {
+                engine.cancel_requested(task);
+            }
+        }));
+        engine
+    }
+
+    fn new_cell(
+        &self,
+        id: TaskId,
+        context_id: ContextId,
+        scope: Scope,
+        state: CellState,
+    ) -> TaskCell {
+        TaskCell {
+            id,
+            context_id,
+            scope,
+            cancel: self.shutdown.child_token(),
+            generation: AtomicU64::new(0),
+            running: AtomicUsize::new(0),
+            state: tokio::sync::Mutex::new(state),
+            tx: broadcast::channel(cell::BROADCAST_CAPACITY).0,
+        }
+    }
+
+    /// A cell for a task that does not exist yet; `initial` opens its history.
+    pub(crate) fn cell_for_new(
+        &self,
+        id: TaskId,
+        context_id: ContextId,
+        scope: Scope,
+        initial: Message,
+        claim: Option<String>,
+    ) -> Arc<TaskCell> {
+        let state = CellState::new_task(initial, claim);
+        let cell = Arc::new(self.new_cell(id.clone(), context_id, scope, state));
+        self.cells
+            .lock()
+            .expect("cells lock")
+            .insert(id, cell.clone());
+        cell
+    }
+
+    /// The cell of a stored task (created from the record if the task is not live).
+    pub(crate) fn cell_for(&self, stored: StoredTask) -> Arc<TaskCell> {
+        let mut cells = self.cells.lock().expect("cells lock");
+        cells
+            .entry(stored.task.id.clone())
+            .or_insert_with(|| {
+                Arc::new(self.new_cell(
+                    stored.task.id.clone(),
+                    stored.task.context_id.clone(),
+                    stored.scope.clone(),
+                    CellState::of(stored),
+                ))
+            })
+            .clone()
+    }
+
+    /// The live cell of a task, if any.
+    pub(crate) fn live_cell(&self, id: &TaskId) -> Option<Arc<TaskCell>> {
+        self.cells.lock().expect("cells lock").get(id).cloned()
+    }
+
+    /// The cell of a task if an execution of the agent runs on it here: only then are this
+    /// process's broadcasts the first to carry the task's events.
+    pub(crate) fn running_cell(&self, id: &TaskId) -> Option<Arc<TaskCell>> {
+        self.live_cell(id).filter(|c| c.is_running())
+    }
+
+    pub(crate) fn forget(&self, id: &TaskId) {
+        self.cells.lock().expect("cells lock").remove(id);
+    }
+
+    /// Drops `cell` and frees the task's cell if nothing else uses it (no execution, no caller
+    /// waiting): the memory of a task waiting for input does not stay behind, and the next
+    /// reader or writer starts from the store, which may have moved on on another replica.
+    pub(crate) fn release(&self, cell: Arc<TaskCell>) {
+        let id = cell.id.clone();
+        drop(cell);
+        let mut cells = self.cells.lock().expect("cells lock");
+        // Every holder cloned its Arc from the map under this lock: a count of one is the map's.
+        if cells.get(&id).is_some_and(|c| Arc::strong_count(c) == 1) {
+            cells.remove(&id);
+        }
+    }
+
+    /// Takes the execution lease of `id` (with `take_over`, whoever holds it). Returns whether
+    /// this engine may run the task's agent; always true without shared leases.
+    pub(crate) async fn lease(&self, id: &TaskId, take_over: bool) -> Result<bool, Error> {
+        let Some(r) = &self.replication else {
+            return Ok(true);
+        };
+        if take_over {
+            r.leases.take_over(id, &r.owner, r.ttl).await?;
+            return Ok(true);
+        }
+        Ok(r.leases.acquire(id, &r.owner, r.ttl).await?)
+    }
+
+    /// Renews every lease this engine holds (the heartbeat, from the upkeep).
+    pub(crate) async fn heartbeat(&self) -> Result<(), Error> {
+        if let Some(r) = &self.replication {
+            r.leases.renew(&r.owner, r.ttl).await?;
+        }
+        Ok(())
+    }
+
+    /// Another replica (or this one) stored a cancel: stops this process's execution of the
+    /// task, and catches its cell up so that local subscribers see the CANCELED state.
+    fn cancel_requested(self: Arc<Self>, id: &TaskId) {
+        let Some(cell) = self.live_cell(id) else {
+            return;
+        };
+        cell.cancel.cancel();
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            if let Err(e) = cell.refresh(&self).await {
+                tracing::warn!(task = %cell.id, error = %e, "could not catch up with a cancel");
+            }
+            self.release(cell);
+        });
+    }
+
+    /// Marks the start of an execution on `cell` (before its first write, so that an earlier
+    /// execution's wrap-up sees that a later one started). Returns its generation.
+    pub(crate) fn begin(&self, cell: &TaskCell) -> u64 {
+        cell.running.fetch_add(1, Ordering::AcqRel);
+        cell.generation.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Undoes [`Engine::begin`] for an execution that did not start after all.
+    pub(crate) fn abandon(&self, cell: &TaskCell) {
+        cell.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Runs the agent's `execute` for `cell` (started with [`Engine::begin`]) in the
+    /// background. When it ends, a task left active (or never created) is failed with a status
+    /// message saying why.
+    pub(crate) fn spawn_execution(
+        self: &Arc<Self>,
+        cell: Arc<TaskCell>,
+        cx: RequestContext,
+        generation: u64,
+    ) {
+        self.spawn_run(cell, cx, generation, false);
+    }
+
+    /// Runs the agent's `resume` hook for an orphaned task (its lease taken).
+    pub(crate) fn spawn_resume(self: &Arc<Self>, cell: Arc<TaskCell>, cx: RequestContext) {
+        let generation = self.begin(&cell);
+        self.spawn_run(cell, cx, generation, true);
+    }
+
+    fn spawn_run(
+        self: &Arc<Self>,
+        cell: Arc<TaskCell>,
+        cx: RequestContext,
+        generation: u64,
+        resume: bool,
+    ) {
+        let rt = self.clone();
+        tokio::spawn(async move {
+            let events = TaskEvents::new(rt.clone(), cell.clone());
+            let run = if resume {
+                rt.agent.resume(cx, events)
+            } else {
+                rt.agent.execute(cx, events)
+            };
+            let outcome = AssertUnwindSafe(run).catch_unwind().await;
+            let failure = match outcome {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) if !resume && rt.refuse(&cell, &e).await => {
+                    rt.abandon(&cell);
+                    let _ = cell.tx.send(Update::Done);
+                    return;
+                }
+                Ok(Err(e)) => Some(format!("The agent failed: {}", e.message)),
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".to_owned());
+                    tracing::error!(task = %cell.id, panic = %what, "agent panicked");
+                    Some(format!("The agent panicked: {what}"))
+                }
+            };
+            rt.finish_execution(&cell, generation, failure).await;
+            rt.release(cell);
+        });
+    }
+
+    /// Runs the agent's `cancel` and, when it accepts, stores CANCELED (unless the task already
+    /// ended) and stops the execution, here or on whichever replica runs it. Returns the task
+    /// afterwards.
+    pub(crate) async fn cancel(
+        self: &Arc<Self>,
+        cell: &Arc<TaskCell>,
+        cx: RequestContext,
+    ) -> Result<StoredTask, Error> {
+        let events = TaskEvents::new(self.clone(), cell.clone());
+        AssertUnwindSafe(self.agent.cancel(cx, events))
+            .catch_unwind()
+            .await
+            .map_err(|_| Error::new(ErrorKind::Internal, "The agent panicked while canceling"))??;
+        // CANCELED is stored first, then the execution is told to stop: the execution's wrap-up
+        // (which would fail a task left active) then finds the task already finished.
+        let current = cell.snapshot().await;
+        if current
+            .as_ref()
+            .is_some_and(|t| !t.task.status.state.is_terminal())
+        {
+            let status = TaskStatus::new(TaskState::Canceled).with_message(Message::agent_text(
+                "The task was canceled at the client's request.",
+            ));
+            if let Err(e) = cell.apply(self, Change::Status(status), false).await {
+                // It ended meanwhile; the current task is the answer.
+                tracing::debug!(task = %cell.id, error = %e, "cancel raced with the task's end");
+            }
+        }
+        cell.cancel.cancel();
+        self.bus.request_cancel(&cell.id);
+        cell.snapshot()
+            .await
+            .ok_or_else(|| Error::task_not_found(cell.id.as_str()))
+    }
+
+    /// An agent that returns an A2A error of the request's own (anything but Internal and
+    /// InvalidAgentResponse, which are failures of the agent) before its first event refuses
+    /// the request: the caller gets that error, no task is created, and the message is
+    /// forgotten (a retry runs again), with any webhook registered by it. Returns whether the
+    /// error was taken as a refusal.
+    async fn refuse(&self, cell: &TaskCell, error: &Error) -> bool {
+        let request_error = error
+            .kind()
+            .is_some_and(|k| !matches!(k, ErrorKind::Internal | ErrorKind::InvalidAgentResponse));
+        if !request_error {
+            return false;
+        }
+        let claim = {
+            let mut st = cell.state.lock().await;
+            if st.stored.is_some() || st.reply.is_some() {
+                return false;
+            }
+            st.refusal = Some(error.clone());
+            st.claim.take()
+        };
+        self.forget(&cell.id);
+        self.unlease(&cell.id).await;
+        if let Some(key) = claim {
+            if let Err(e) = self.store.release_claim(&key).await {
+                tracing::warn!(task = %cell.id, error = %e, "could not forget a refused message");
+            }
+        }
+        if let Ok(configs) = self.store.push_configs(&cell.id).await {
+            for config in configs {
+                let _ = self.store.delete_push_config(&cell.id, config.id()).await;
+            }
+        }
+        true
+    }
+
+    /// Gives up this engine's lease of `id` (a no-op without shared leases).
+    async fn unlease(&self, id: &TaskId) {
+        if let Some(r) = &self.replication {
+            if let Err(e) = r.leases.release(id, &r.owner).await {
+                tracing::warn!(task = %id, error = %e, "could not give up an execution lease");
+            }
+        }
+    }
+
+    async fn finish_execution(
+        &self,
+        cell: &Arc<TaskCell>,
+        generation: u64,
+        failure: Option<String>,
+    ) {
+        let current = cell.current_state().await;
+        let is_latest = cell.generation.load(Ordering::SeqCst) == generation;
+        let needs_failing = match &current {
+            None => cell.reply().await.is_none(),
+            Some(state) => is_latest && state.is_active(),
+        };
+        if needs_failing {
+            let why = failure.unwrap_or_else(|| {
+                if current.is_none() {
+                    "The agent returned without creating a task or replying.".to_owned()
+                } else {
+                    "The agent returned without finishing the task.".to_owned()
+                }
+            });
+            let status = TaskStatus::new(TaskState::Failed).with_message(Message::agent_text(why));
+            if let Err(e) = cell.apply(self, Change::Status(status), false).await {
+                // After a reload, a task that ended elsewhere (a cancel) cannot fail: nothing
+                // went wrong.
+                let ended = cell
+                    .current_state()
+                    .await
+                    .is_some_and(|s| s.is_terminal());
+                if ended {
+                    tracing::debug!(task = %cell.id, error = %e, "the task ended elsewhere");
+                } else {
+                    tracing::error!(task = %cell.id, error = %e, "could not record the task's failure");
+                }
+            }
+        } else if let Some(why) = failure {
+            tracing::warn!(task = %cell.id, "{why} (after the task had ended or paused)");
+        }
+        cell.running.fetch_sub(1, Ordering::AcqRel);
+        if is_latest {
+            self.unlease(&cell.id).await;
+        }
+        let _ = cell.tx.send(Update::Done);
+        if current.is_none() && cell.current_state().await.is_none() {
+            self.forget(&cell.id);
+        }
+    }
+}
