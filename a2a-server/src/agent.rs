@@ -42,7 +42,8 @@ pub trait Agent: Send + Sync + 'static {
 
     /// Stops a task at the client's request. Return `Ok` to accept: the server then moves the
     /// task to CANCELED (unless this method already finished it) and triggers `cx.cancel`, the
-    /// running `execute`'s cancellation token, so that it stops. Return an error (by default
+    /// running `execute`'s cancellation token, so that it stops (on whichever replica runs it,
+    /// through the [`EventBus`](crate::EventBus)). Return an error (by default
     /// TaskNotCancelable) to refuse; the task goes on.
     fn cancel(
         &self,
@@ -59,7 +60,9 @@ pub trait Agent: Send + Sync + 'static {
     }
 
     /// Called at start-up for each task that was SUBMITTED or WORKING when the server stopped
-    /// (its execution died with the old process). `cx.stored_task` is the task as stored and
+    /// (its execution died with the old process), and, with [shared leases](crate::Leases),
+    /// for each task of a replica that stopped renewing its lease. `cx.stored_task` is the task
+    /// as stored and
     /// `cx.message` its last user message. By default the task is failed with a status message
     /// saying the server restarted; override to pick the work up again. Tasks waiting for input
     /// (INPUT_REQUIRED, AUTH_REQUIRED) are not touched: they continue when the client answers.

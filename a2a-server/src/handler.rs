@@ -660,7 +660,13 @@ impl RequestHandler {
         if let Some(cell) = self.rt.running_cell(id).filter(|c| c.scope == cx.scope) {
             self.ready().await?;
             let (_, rx) = cell.subscribe().await;
-            return Ok(follow::follow(&self.rt, id, None, cursor, follow::Source::Cell(rx)));
+            return Ok(follow::follow(
+                &self.rt,
+                id,
+                None,
+                cursor,
+                follow::Source::Cell(rx),
+            ));
         }
         // Subscribed before the task is read: nothing written after the read goes unheard.
         let notices = self.rt.bus.subscribe(id);
@@ -668,7 +674,13 @@ impl RequestHandler {
         if stored.task.status.state.is_terminal() {
             return Ok(follow::replay(&self.rt, id, cursor));
         }
-        Ok(follow::follow(&self.rt, id, None, cursor, follow::Source::Bus(notices)))
+        Ok(follow::follow(
+            &self.rt,
+            id,
+            None,
+            cursor,
+            follow::Source::Bus(notices),
+        ))
     }
 
     /// `GetTask`.
@@ -813,13 +825,21 @@ impl RequestHandler {
         if let Some(cell) = self.rt.running_cell(&req.id) {
             let (snapshot, rx) = cell.subscribe().await;
             if let Some(snapshot) = snapshot {
-                return Ok(follow::from_snapshot(&self.rt, snapshot, follow::Source::Cell(rx)));
+                return Ok(follow::from_snapshot(
+                    &self.rt,
+                    snapshot,
+                    follow::Source::Cell(rx),
+                ));
             }
         }
         // No execution here: the bus, subscribed before the snapshot is read.
         let notices = self.rt.bus.subscribe(&req.id);
         let snapshot = self.load(cx, &req.id).await?;
-        Ok(follow::from_snapshot(&self.rt, snapshot, follow::Source::Bus(notices)))
+        Ok(follow::from_snapshot(
+            &self.rt,
+            snapshot,
+            follow::Source::Bus(notices),
+        ))
     }
 
     /// `GetExtendedAgentCard`.

@@ -18,8 +18,8 @@ pub use upkeep::Upkeep;
 use crate::agent::{Agent, DynAgent};
 use crate::auth::{AuthDecision, Authenticator, DynAuthenticator, Principal};
 use crate::cache::Fifo;
-use crate::handler::{RESUMABLE_STREAMS_EXTENSION, RequestHandler};
 use crate::engine::{Engine, EventBus, Leases, LocalBus, Replication};
+use crate::handler::{RESUMABLE_STREAMS_EXTENSION, RequestHandler};
 use crate::store::{MemoryStore, TaskStore};
 use a2a_core::{
     AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC,

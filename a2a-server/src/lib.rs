@@ -79,17 +79,15 @@ mod agent;
 pub mod auth;
 mod cache;
 pub mod demo;
+mod engine;
 mod events;
 mod handler;
 mod http;
 pub mod push;
-mod engine;
 pub mod store;
 
 pub use agent::{Agent, RESTART_MESSAGE, RequestContext, ServiceParams};
-pub use engine::{
-    CancelHandler, DEFAULT_LEASE_TTL, EventBus, Leases, LocalBus, LocalLeases,
-};
+pub use engine::{CancelHandler, DEFAULT_LEASE_TTL, EventBus, Leases, LocalBus, LocalLeases};
 pub use events::TaskEvents;
 pub use handler::{
     CallContext, EventStream, ExtendedCardFn, RESUMABLE_STREAMS_EXTENSION, RequestHandler,

@@ -99,7 +99,10 @@ impl EventBus for LocalBus {
     }
 }
 
-type Received = (Result<u64, broadcast::error::RecvError>, broadcast::Receiver<u64>);
+type Received = (
+    Result<u64, broadcast::error::RecvError>,
+    broadcast::Receiver<u64>,
+);
 
 async fn recv(mut rx: broadcast::Receiver<u64>) -> Received {
     let r = rx.recv().await;

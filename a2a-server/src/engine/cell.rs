@@ -465,7 +465,10 @@ impl Change {
             StreamResponse::Message(m) => Self::Message(m),
             // `check` never builds a snapshot (creation is not a change of a stored task).
             StreamResponse::Task(_) => {
-                return Err(Error::new(ErrorKind::Internal, "a task snapshot is no change"));
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    "a task snapshot is no change",
+                ));
             }
         })
     }

@@ -22,8 +22,7 @@ use tokio::time::Instant;
 pub trait Leases: Send + Sync + 'static {
     /// Takes the lease of `task` for `owner` until `ttl` from now, unless another owner holds
     /// one that has not expired. Returns whether `owner` holds it now.
-    async fn acquire(&self, task: &TaskId, owner: &str, ttl: Duration)
-    -> Result<bool, StoreError>;
+    async fn acquire(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<bool, StoreError>;
 
     /// Takes the lease of `task` for `owner` whoever holds it: a client continued the task,
     /// which was waiting for input, so whatever ran it before has paused.
@@ -68,12 +67,7 @@ impl LocalLeases {
 
 #[async_trait]
 impl Leases for LocalLeases {
-    async fn acquire(
-        &self,
-        task: &TaskId,
-        owner: &str,
-        ttl: Duration,
-    ) -> Result<bool, StoreError> {
+    async fn acquire(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<bool, StoreError> {
         let now = Instant::now();
         let mut leases = self.leases.lock().expect("lease lock");
         if let Some(held) = leases.get(task) {

@@ -376,10 +376,7 @@ impl Engine {
             if let Err(e) = cell.apply(self, Change::Status(status), false).await {
                 // After a reload, a task that ended elsewhere (a cancel) cannot fail: nothing
                 // went wrong.
-                let ended = cell
-                    .current_state()
-                    .await
-                    .is_some_and(|s| s.is_terminal());
+                let ended = cell.current_state().await.is_some_and(|s| s.is_terminal());
                 if ended {
                     tracing::debug!(task = %cell.id, error = %e, "the task ended elsewhere");
                 } else {

@@ -167,7 +167,11 @@ pub(super) fn from_snapshot(
 }
 
 /// The log of a finished task after `cursor`, up to its terminal event.
-pub(super) fn replay(rt: &Arc<Engine>, id: &TaskId, cursor: u64) -> BoxStream<'static, StreamEvent> {
+pub(super) fn replay(
+    rt: &Arc<Engine>,
+    id: &TaskId,
+    cursor: u64,
+) -> BoxStream<'static, StreamEvent> {
     let rt = rt.clone();
     let id = id.clone();
     let stream = async_stream::stream! {

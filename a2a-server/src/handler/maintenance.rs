@@ -59,7 +59,9 @@ impl RequestHandler {
             .await?;
         let mut n = 0;
         for stored in tasks {
-            if self.rt.live_cell(&stored.task.id).is_some() || !self.rt.lease(&stored.task.id, false).await? {
+            if self.rt.live_cell(&stored.task.id).is_some()
+                || !self.rt.lease(&stored.task.id, false).await?
+            {
                 continue; // worked on here, or leased by a live replica
             }
             n += 1;
