@@ -17,7 +17,6 @@ pub use upkeep::Upkeep;
 
 use crate::agent::{Agent, DynAgent};
 use crate::auth::{AuthDecision, Authenticator, DynAuthenticator, Principal};
-use crate::cache::Fifo;
 use crate::engine::{Engine, EventBus, Leases, LocalBus, Replication};
 use crate::handler::{RESUMABLE_STREAMS_EXTENSION, RequestHandler};
 use crate::store::{MemoryStore, TaskStore};
@@ -28,7 +27,7 @@ use a2a_core::{
 use axum::Router;
 use axum::http;
 use axum::routing::{get, post};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -510,7 +509,9 @@ impl ServerBuilder {
             rt: engine,
             card: card.clone(),
             extended_card: extended,
-            serialized: Mutex::new(Fifo::new(crate::handler::SERIALIZED_CACHE_BYTES)),
+            serialized: Arc::new(crate::handler::SerializedTasks::new(
+                crate::handler::SERIALIZED_CACHE_BYTES,
+            )),
             check_input_modes: self.check_input_modes,
             recovered: tokio::sync::OnceCell::new(),
         });

@@ -91,7 +91,7 @@ pub use engine::{CancelHandler, DEFAULT_LEASE_TTL, EventBus, Leases, LocalBus, L
 pub use events::TaskEvents;
 pub use handler::{
     CallContext, EventStream, ExtendedCardFn, RESUMABLE_STREAMS_EXTENSION, RequestHandler,
-    StreamEvent,
+    SendReply, StreamEvent, TaskReply,
 };
 pub use http::{
     BuildError, DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_HEADER_READ_TIMEOUT,

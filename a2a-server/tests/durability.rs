@@ -4,11 +4,12 @@
 //! retention removes what it should and nothing else.
 
 use a2a_core::{
-    Artifact, Error, Message, SendMessageRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, Task, TaskId, TaskState, TaskStatus, Timestamp,
+    Artifact, Error, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task,
+    TaskId, TaskState, TaskStatus, Timestamp,
 };
 use a2a_server::{
-    Agent, CallContext, MemoryStore, RequestContext, Scope, Server, TaskEvents, TaskStore,
+    Agent, CallContext, MemoryStore, RequestContext, Scope, SendReply, Server, TaskEvents,
+    TaskStore,
 };
 use futures::StreamExt as _;
 use serde_json::{Value, json};
@@ -395,7 +396,7 @@ async fn a_subscriber_that_reads_nothing_for_a_long_burst_gets_every_event_and_n
         )
         .await
         .unwrap();
-    let SendMessageResponse::Task(task) = first else {
+    let SendReply::Task(task) = first else {
         panic!("a task")
     };
     let mut stream = h
@@ -606,7 +607,7 @@ async fn remembered_message_ids_expire_after_the_dedup_window() {
     tokio::time::sleep(Duration::from_millis(5)).await;
     h.sweep(None, Duration::ZERO).await.unwrap();
     let later = h.send_message(&cx, request).await.unwrap();
-    let (SendMessageResponse::Task(a), SendMessageResponse::Task(b)) = (first, later) else {
+    let (SendReply::Task(a), SendReply::Task(b)) = (first, later) else {
         panic!("tasks")
     };
     assert_ne!(a.id, b.id, "after the window: a new task");
@@ -619,7 +620,7 @@ async fn a_resumed_subscription_of_a_finished_task_replays_the_missed_events_the
     let server = server(Burst(5), store.clone());
     let h = server.handler();
     let cx = CallContext::default();
-    let SendMessageResponse::Task(task) = h
+    let SendReply::Task(task) = h
         .send_message(&cx, SendMessageRequest::new(Message::user_text("go")))
         .await
         .unwrap()
@@ -644,7 +645,7 @@ async fn a_resumed_subscription_of_a_finished_task_replays_the_missed_events_the
     ));
     // Without Last-Event-ID the spec's rule stands: a finished task cannot be subscribed to.
     let err = h
-        .subscribe_to_task(&cx, SubscribeToTaskRequest::new(task.id))
+        .subscribe_to_task(&cx, SubscribeToTaskRequest::new(task.id.clone()))
         .await
         .err()
         .expect("an error");
@@ -671,7 +672,7 @@ async fn two_callers_reusing_a_message_id_with_different_content_get_their_own_t
         )
         .await
         .unwrap();
-    let (SendMessageResponse::Task(a), SendMessageResponse::Task(b)) = (a, b) else {
+    let (SendReply::Task(a), SendReply::Task(b)) = (a, b) else {
         panic!("tasks")
     };
     assert_ne!(a.id, b.id);

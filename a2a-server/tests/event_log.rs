@@ -2,10 +2,12 @@
 //! [`Task::apply`] gives the task as stored, for every kind of change an agent makes.
 
 use a2a_core::{
-    Artifact, Error, ErrorKind, Message, Part, SendMessageRequest, SendMessageResponse,
-    StreamResponse, Task, TaskId, TaskState,
+    Artifact, Error, ErrorKind, Message, Part, SendMessageRequest, StreamResponse, Task, TaskId,
+    TaskState,
 };
-use a2a_server::{Agent, CallContext, MemoryStore, RequestContext, Server, TaskEvents, TaskStore};
+use a2a_server::{
+    Agent, CallContext, MemoryStore, RequestContext, SendReply, Server, TaskEvents, TaskStore,
+};
 use std::sync::{Arc, Mutex};
 
 /// Streams a poem in chunks, talks, and asks for more; on the answer, adds notes and completes.
@@ -70,7 +72,7 @@ async fn the_stored_task_is_the_fold_of_its_logged_events() {
     let cx = CallContext::default();
 
     let request = SendMessageRequest::new(Message::user_text("a poem, please"));
-    let SendMessageResponse::Task(task) = h.send_message(&cx, request).await.unwrap() else {
+    let SendReply::Task(task) = h.send_message(&cx, request).await.unwrap() else {
         panic!("a task")
     };
     assert_eq!(task.status.state, TaskState::InputRequired);
@@ -91,7 +93,7 @@ async fn the_stored_task_is_the_fold_of_its_logged_events() {
 
     // The answer to the question is the one change no event carries: the client sent it.
     let answer = Message::user_text("yes").with_task_id(task.id.clone());
-    let SendMessageResponse::Task(done) = h
+    let SendReply::Task(done) = h
         .send_message(&cx, SendMessageRequest::new(answer))
         .await
         .unwrap()

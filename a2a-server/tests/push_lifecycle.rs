@@ -122,8 +122,8 @@ fn send_to(
     serde_json::from_value(req).unwrap()
 }
 
-fn task_of(r: SendMessageResponse) -> Task {
-    match r {
+fn task_of(r: impl Into<SendMessageResponse>) -> Task {
+    match r.into() {
         SendMessageResponse::Task(t) => t,
         SendMessageResponse::Message(m) => panic!("a task, not {m:?}"),
     }

@@ -84,7 +84,12 @@ async fn task_with_hook(h: &RequestHandler, hook: &str) -> TaskId {
         "configuration": {"taskPushNotificationConfig": {"url": hook}}
     }))
     .unwrap();
-    match h.send_message(&CallContext::default(), req).await.unwrap() {
+    match h
+        .send_message(&CallContext::default(), req)
+        .await
+        .unwrap()
+        .into()
+    {
         SendMessageResponse::Task(t) => t.id,
         SendMessageResponse::Message(m) => panic!("a task, not {m:?}"),
     }

@@ -112,7 +112,7 @@ async fn wait_for_terminal(handler: &a2a_server::RequestHandler, id: &TaskId) ->
                 .await
                 .expect("get");
             if task.status.state.is_terminal() {
-                return task;
+                return task.into_task();
             }
             tokio::task::yield_now().await;
             tokio::time::sleep(Duration::from_millis(5)).await;

@@ -4,11 +4,11 @@
 
 use a2a_core::{
     Artifact, CancelTaskRequest, Error, GetTaskRequest, Message, SendMessageRequest,
-    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskId, TaskState,
+    StreamResponse, SubscribeToTaskRequest, Task, TaskId, TaskState,
 };
 use a2a_server::{
     Agent, CallContext, EventBus, Leases, LocalBus, LocalLeases, MemoryStore, RequestContext,
-    RequestHandler, Scope, Server, StreamEvent, TaskEvents, TaskStore,
+    RequestHandler, Scope, SendReply, Server, StreamEvent, TaskEvents, TaskStore,
 };
 use futures::StreamExt as _;
 use std::sync::Arc;
@@ -123,7 +123,7 @@ fn cx() -> CallContext {
 async fn start(handler: &RequestHandler, job: &str) -> Task {
     let req = SendMessageRequest::new(Message::user_text(job)).with_return_immediately(true);
     match timeout(WAIT, handler.send_message(&cx(), req)).await {
-        Ok(Ok(SendMessageResponse::Task(task))) => task,
+        Ok(Ok(SendReply::Task(task))) => task.into_task(),
         other => panic!("starting {job}: {other:?}"),
     }
 }
@@ -137,6 +137,7 @@ async fn state_of(handler: &RequestHandler, id: &TaskId) -> TaskState {
         .expect("task")
         .status
         .state
+        .clone()
 }
 
 /// Waits until the task (read through `handler`) reaches `state`.
@@ -300,8 +301,7 @@ async fn get_task_on_a_shows_what_b_did() {
     );
     let (a, b) = (a.handler(), b.handler());
     let req = SendMessageRequest::new(Message::user_text("ask"));
-    let SendMessageResponse::Task(task) = a.send_message(&cx(), req).await.expect("send on a")
-    else {
+    let SendReply::Task(task) = a.send_message(&cx(), req).await.expect("send on a") else {
         panic!("a task");
     };
     assert_eq!(task.status.state, TaskState::InputRequired);
@@ -309,7 +309,7 @@ async fn get_task_on_a_shows_what_b_did() {
     assert_eq!(state_of(&a, &task.id).await, TaskState::InputRequired);
 
     let answer = Message::user_text("the blue one").with_task_id(task.id.clone());
-    let SendMessageResponse::Task(done) = b
+    let SendReply::Task(done) = b
         .send_message(&cx(), SendMessageRequest::new(answer))
         .await
         .expect("continue on b")
@@ -339,8 +339,7 @@ async fn a_retried_blocking_send_on_b_waits_for_the_task_on_a() {
     let (a, b) = (a.handler(), b.handler());
     let message = Message::user_text("chunks");
     let req = SendMessageRequest::new(message.clone()).with_return_immediately(true);
-    let SendMessageResponse::Task(task) = a.send_message(&cx(), req).await.expect("send on a")
-    else {
+    let SendReply::Task(task) = a.send_message(&cx(), req).await.expect("send on a") else {
         panic!("a task");
     };
     // The same message again, blocking, on B: it must wait for A's run, not answer WORKING.
@@ -358,7 +357,7 @@ async fn a_retried_blocking_send_on_b_waits_for_the_task_on_a() {
         .await
         .expect("retry answers")
         .expect("join");
-    let Ok(SendMessageResponse::Task(settled)) = answer else {
+    let Ok(SendReply::Task(settled)) = answer else {
         panic!("a task: {answer:?}");
     };
     assert_eq!(settled.id, task.id, "the same task, not a second run");

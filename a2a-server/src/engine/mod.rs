@@ -156,13 +156,15 @@ impl Engine {
     /// waiting): the memory of a task waiting for input does not stay behind, and the next
     /// reader or writer starts from the store, which may have moved on on another replica.
     pub(crate) fn release(&self, cell: Arc<TaskCell>) {
-        let id = cell.id.clone();
-        drop(cell);
         let mut cells = self.cells.lock().expect("cells lock");
-        // Every holder cloned its Arc from the map under this lock: a count of one is the map's.
-        if cells.get(&id).is_some_and(|c| Arc::strong_count(c) == 1) {
-            cells.remove(&id);
-        }
+        // Every holder cloned its Arc from the map under this lock: a count of two is the
+        // map's and the caller's.
+        let idle = cells
+            .get(&cell.id)
+            .is_some_and(|c| Arc::ptr_eq(c, &cell) && Arc::strong_count(c) == 2);
+        let freed = if idle { cells.remove(&cell.id) } else { None };
+        drop(cells);
+        drop(freed); // the cell's memory goes outside the lock
     }
 
     /// Takes the execution lease of `id` (with `take_over`, whoever holds it). Returns whether

@@ -108,7 +108,7 @@ impl RequestHandler {
                 let mut progressed = false;
                 for id in &ids {
                     if self.rt.live_cell(id).is_none() && self.rt.store.delete(id).await? {
-                        self.serialized.lock().expect("cache lock").remove(id);
+                        self.serialized.remove(id);
                         deleted += 1;
                         progressed = true;
                     }

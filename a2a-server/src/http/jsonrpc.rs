@@ -191,7 +191,7 @@ async fn dispatch_v1(
         };
     }
     match method {
-        Method::SendMessage => call!(send_message_shared),
+        Method::SendMessage => call!(send_message),
         Method::SendStreamingMessage => {
             let stream = match params::<SendMessageRequest>(req, &mut cx) {
                 Ok(p) => Box::pin(h.send_streaming_message(&cx, p)).await,
@@ -206,7 +206,7 @@ async fn dispatch_v1(
             };
             stream_v1(state, id, stream)
         }
-        Method::GetTask => call!(get_task_json),
+        Method::GetTask => call!(get_task),
         Method::ListTasks => call!(list_tasks),
         Method::CancelTask => call!(cancel_task),
         Method::CreateTaskPushNotificationConfig => call!(create_push_config),
@@ -254,7 +254,7 @@ async fn dispatch_v03(
                 id,
                 h.send_message(&cx, p)
                     .await
-                    .map(|r| v03::encode_send_response(&r)),
+                    .map(|r| v03::encode_send_response(&r.into())),
             ),
             Err(e) => error_response(id, e),
         },

@@ -298,7 +298,7 @@ async fn dispatch(
     let post = *method == HttpMethod::POST;
     match route {
         Route::Send if post => match body_as::<SendMessageRequest>(bytes, &fields(tenant, &[])) {
-            Ok(p) => reply(Box::pin(h.send_message_shared(cx, p)).await),
+            Ok(p) => reply(Box::pin(h.send_message(cx, p)).await),
             Err(e) => status_response(&e),
         },
         Route::Stream if post => match body_as::<SendMessageRequest>(bytes, &fields(tenant, &[])) {
@@ -315,7 +315,7 @@ async fn dispatch(
         Route::ListTasks => method_not_allowed("GET"),
         Route::GetTask(id) if get => {
             match query_as::<GetTaskRequest>(query, &fields(tenant, &[("id", &id)])) {
-                Ok(p) => reply(Box::pin(h.get_task_json(cx, p)).await),
+                Ok(p) => reply(Box::pin(h.get_task(cx, p)).await),
                 Err(e) => status_response(&e),
             }
         }

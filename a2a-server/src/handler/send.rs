@@ -1,0 +1,408 @@
+//! `SendMessage` and `SendStreamingMessage`: starting or continuing a task, and answering a
+//! retried message as the first time.
+
+use super::{
+    CallContext, EventStream, RequestHandler, SendReply, StreamEvent, TaskReply, follow,
+    with_history,
+};
+use crate::engine::{Change, TaskCell, Update};
+use crate::store::{MessageClaim, Scope, StoredTask};
+use a2a_core::{
+    ContextId, Error, ErrorKind, Message, SendMessageRequest, StreamResponse, Task, TaskId,
+    TaskPushNotificationConfig, Validate,
+};
+use futures::StreamExt as _;
+use std::sync::Arc;
+use tokio::sync::broadcast::{self, error::RecvError};
+
+/// A task execution just started (or continued), with a subscription to its events; or the
+/// claim of an earlier identical message (a retried send).
+#[allow(clippy::large_enum_variant)] // one per call, moved once
+enum Started {
+    Fresh {
+        cell: Arc<TaskCell>,
+        rx: broadcast::Receiver<Update>,
+        /// The snapshot to open a stream with (continuations); a new task's stream opens with
+        /// its creation event instead.
+        first: Option<StoredTask>,
+    },
+    Duplicate(MessageClaim),
+}
+
+/// The deduplication key of a message: the caller's scope, the task (or context) it is sent
+/// to, and its `messageId`.
+fn claim_key(scope: &Scope, message: &Message) -> String {
+    let target = message
+        .task_id
+        .as_ref()
+        .map(|t| format!("t:{t}"))
+        .or_else(|| message.context_id.as_ref().map(|c| format!("c:{c}")))
+        .unwrap_or_default();
+    // The content is part of the key: a retry sends the same message, while two callers that
+    // happen to reuse a message id (anonymous callers share a scope) get their own tasks.
+    // The JSON of the content is hashed as it is written, without a buffer.
+    let mut content = Fnv1a::default();
+    let _ = serde_json::to_writer(&mut content, &(&message.parts, &message.metadata));
+    format!(
+        "{}\u{1f}{}\u{1f}{target}\u{1f}{}\u{1f}{:016x}",
+        scope.tenant.as_deref().unwrap_or_default(),
+        scope.owner.as_deref().unwrap_or_default(),
+        message.message_id,
+        content.0
+    )
+}
+
+/// FNV-1a, 64 bits, over the bytes written to it: a stable (across builds and restarts)
+/// fingerprint for claim keys.
+struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::io::Write for Fnv1a {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Waits until the cell's task ends or pauses (or, with `immediately`, until it exists).
+async fn wait(cell: &TaskCell, rx: &mut broadcast::Receiver<Update>, immediately: bool) {
+    loop {
+        match rx.recv().await {
+            Ok(Update::Event(e)) if immediately || e.ends_stream() => return,
+            Ok(Update::Event(_)) => {}
+            Ok(Update::Done) | Err(RecvError::Closed) => return,
+            Err(RecvError::Lagged(_)) => {
+                // Events were missed: the task exists (all `immediately` waits for); otherwise
+                // its current state says whether it ended meanwhile.
+                if immediately
+                    || cell
+                        .snapshot()
+                        .await
+                        .is_some_and(|t| t.task.status.state.ends_stream())
+                {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl RequestHandler {
+    async fn start(&self, cx: &CallContext, req: SendMessageRequest) -> Result<Started, Error> {
+        req.validate()?;
+        self.check_media_types(&req.message)?;
+        self.ready().await?;
+        let extensions = self.check_extensions(cx)?;
+        let push = req
+            .configuration
+            .and_then(|c| c.task_push_notification_config);
+        if let Some(config) = &push {
+            self.pusher()?.settings().check_url(&config.url)?;
+        }
+        let message = req.message;
+        let started = match message.task_id.clone() {
+            // Rare, and its future is large: boxed, so that every new task's is small.
+            Some(task_id) => {
+                Box::pin(self.continue_task(cx, task_id, message, push.clone(), extensions)).await?
+            }
+            None => {
+                self.start_task(cx, message, push.clone(), extensions)
+                    .await?
+            }
+        };
+        if let (Started::Duplicate(claim), Some(config)) = (&started, push) {
+            Box::pin(self.register_retried_push(cx, claim, config)).await?;
+        }
+        Ok(started)
+    }
+
+    /// [`RequestHandler::start`] for a message that continues the task it names.
+    async fn continue_task(
+        &self,
+        cx: &CallContext,
+        task_id: TaskId,
+        mut message: Message,
+        push: Option<TaskPushNotificationConfig>,
+        extensions: Vec<String>,
+    ) -> Result<Started, Error> {
+        let stored = self.load(cx, &task_id).await?;
+        let state = &stored.task.status.state;
+        if state.is_terminal() {
+            return Err(Error::new(
+                ErrorKind::UnsupportedOperation,
+                format!(
+                    "Task {task_id} is {state} and cannot be continued; start a new task (it may list this one in referenceTaskIds)"
+                ),
+            )
+            .with_metadata("taskId", task_id.as_str()));
+        }
+        if let Some(ctx) = &message.context_id {
+            if *ctx != stored.task.context_id {
+                return Err(Error::invalid_params(
+                    "message.contextId",
+                    format!(
+                        "{ctx} does not match the context {} of task {task_id}",
+                        stored.task.context_id
+                    ),
+                ));
+            }
+        }
+        message.context_id = Some(stored.task.context_id.clone());
+        let claim = MessageClaim {
+            task_id: task_id.clone(),
+            reply: None,
+            received_ms: a2a_core::Timestamp::now().unix_millis(),
+        };
+        let key = claim_key(&cx.scope, &message);
+        if let Some(existing) = self.rt.store.claim_message(&key, claim).await? {
+            return Ok(Started::Duplicate(existing));
+        }
+        if let Some(config) = push {
+            // Deliver from the continuation on.
+            self.register_push(cx, &task_id, config, stored.version)
+                .await?;
+        }
+        let cell = self.rt.cell_for(stored);
+        // The run starts before the task moves to WORKING: a wrap-up of the run that asked for
+        // input then leaves the task alone, and no replica takes it for an orphan.
+        let generation = self.rt.begin(&cell);
+        let applied = match self.rt.lease(&task_id, true).await {
+            Ok(_) => {
+                cell.apply(&self.rt, Change::Continue(message.clone()), true)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let applied = match applied {
+            Ok(applied) => applied,
+            Err(e) => {
+                self.rt.abandon(&cell);
+                self.rt.release(cell);
+                // The message did not take effect: a retry is not a duplicate.
+                self.rt.store.release_claim(&key).await?;
+                return Err(e);
+            }
+        };
+        let (Some(stored), Some(rx)) = (applied.stored, applied.rx) else {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "continuation lost its task",
+            ));
+        };
+        let task = Some(Task::clone(&stored.task));
+        let rcx = Self::request_context(cx, &cell, message, task, extensions);
+        self.rt.spawn_execution(cell.clone(), rcx, generation);
+        Ok(Started::Fresh {
+            cell,
+            rx,
+            first: Some(stored),
+        })
+    }
+
+    /// [`RequestHandler::start`] for a message that starts a new task.
+    async fn start_task(
+        &self,
+        cx: &CallContext,
+        mut message: Message,
+        push: Option<TaskPushNotificationConfig>,
+        extensions: Vec<String>,
+    ) -> Result<Started, Error> {
+        let task_id = TaskId::random();
+        let key = claim_key(&cx.scope, &message);
+        let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
+        message.task_id = Some(task_id.clone());
+        message.context_id = Some(context_id.clone());
+        // The cell exists before the claim, so a duplicate always finds the task live.
+        let cell = self.rt.cell_for_new(
+            task_id.clone(),
+            context_id,
+            cx.scope.clone(),
+            message.clone(),
+            Some(key.clone()),
+        );
+        let claim = MessageClaim {
+            task_id: task_id.clone(),
+            reply: None,
+            received_ms: a2a_core::Timestamp::now().unix_millis(),
+        };
+        match self.rt.store.claim_message(&key, claim).await {
+            Ok(None) => {
+                if let Some(config) = push {
+                    // Deliver every event of the new task, its creation included.
+                    let registered = Box::pin(self.register_push(cx, &task_id, config, 0));
+                    if let Err(e) = registered.await {
+                        self.rt.forget(&task_id);
+                        self.rt.store.release_claim(&key).await?;
+                        return Err(e);
+                    }
+                }
+            }
+            Ok(Some(existing)) => {
+                self.rt.forget(&task_id);
+                return Ok(Started::Duplicate(existing));
+            }
+            Err(e) => {
+                self.rt.forget(&task_id);
+                return Err(e.into());
+            }
+        }
+        let generation = self.rt.begin(&cell);
+        if let Err(e) = self.rt.lease(&task_id, false).await {
+            self.rt.abandon(&cell);
+            self.rt.forget(&task_id);
+            self.rt.store.release_claim(&key).await?;
+            return Err(e);
+        }
+        let (_, rx) = cell.subscribe().await;
+        let rcx = Self::request_context(cx, &cell, message, None, extensions);
+        self.rt.spawn_execution(cell.clone(), rcx, generation);
+        Ok(Started::Fresh {
+            cell,
+            rx,
+            first: None,
+        })
+    }
+
+    /// `SendMessage`: by default waits until the task is terminal or interrupted;
+    /// with `returnImmediately`, returns as soon as the task exists. A retried message (same
+    /// `messageId`, same task or context) gets the task it created or continued the first
+    /// time; the agent does not run again.
+    pub async fn send_message(
+        &self,
+        cx: &CallContext,
+        req: SendMessageRequest,
+    ) -> Result<SendReply, Error> {
+        let history_length = req.history_length();
+        let immediately = req.return_immediately();
+        let (cell, mut rx, first) = match self.start(cx, req).await? {
+            Started::Fresh { cell, rx, first } => (cell, rx, first),
+            Started::Duplicate(claim) => {
+                if let Some(m) = claim.reply {
+                    return Ok(SendReply::Message(m));
+                }
+                let Some(cell) = self
+                    .rt
+                    .live_cell(&claim.task_id)
+                    .filter(|c| c.scope == cx.scope)
+                else {
+                    // The first send ended, or runs on another replica: its log says when it
+                    // settles.
+                    if !immediately {
+                        let notices = self.rt.bus.subscribe(&claim.task_id);
+                        let source = follow::Source::Bus(notices);
+                        let stream = follow::follow(&self.rt, &claim.task_id, None, 0, source);
+                        stream.for_each(|_| async {}).await;
+                    }
+                    let task = self.load(cx, &claim.task_id).await?.task;
+                    return Ok(SendReply::Task(TaskReply::new(with_history(
+                        task,
+                        history_length,
+                    ))));
+                };
+                let (snapshot, rx) = cell.subscribe().await;
+                (cell, rx, snapshot)
+            }
+        };
+        let settled = first.is_some_and(|t| immediately || t.task.status.state.ends_stream());
+        if !settled {
+            wait(&cell, &mut rx, immediately).await;
+        }
+        let answer = Self::answer(&cell, history_length).await;
+        self.rt.release(cell);
+        answer
+    }
+
+    /// What a `SendMessage` that ran on `cell` answers, once it waited.
+    async fn answer(cell: &TaskCell, history_length: Option<i32>) -> Result<SendReply, Error> {
+        if let Some(refusal) = cell.refusal().await {
+            return Err(refusal);
+        }
+        if let Some(m) = cell.reply().await {
+            return Ok(SendReply::Message(m));
+        }
+        let task = cell
+            .snapshot()
+            .await
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "the task was not created"))?
+            .task;
+        Ok(SendReply::Task(TaskReply::new(with_history(
+            task,
+            history_length,
+        ))))
+    }
+
+    /// `SendStreamingMessage`: the task (or a single message) first, then its events. A
+    /// retried message replays the stream of the task it created.
+    pub async fn send_streaming_message(
+        &self,
+        cx: &CallContext,
+        req: SendMessageRequest,
+    ) -> Result<EventStream, Error> {
+        self.check_streaming()?;
+        match self.start(cx, req).await? {
+            Started::Fresh {
+                cell,
+                mut rx,
+                first: None,
+            } => {
+                // A new task: the response waits for the agent's first event, so that an
+                // agent refusing the request (an A2A error before any event) is answered with
+                // that error rather than a stream. The event itself is read back from the log.
+                match rx.recv().await {
+                    Ok(Update::Event(e)) if e.seq == 0 => {
+                        let reply = StreamEvent {
+                            seq: 0,
+                            event: e.to_response(),
+                        };
+                        return Ok(Box::pin(futures::stream::once(async move { reply })));
+                    }
+                    Ok(Update::Done) | Err(RecvError::Closed) => {
+                        if let Some(refusal) = cell.refusal().await {
+                            return Err(refusal);
+                        }
+                    }
+                    Ok(Update::Event(_)) | Err(RecvError::Lagged(_)) => {}
+                }
+                let stream = follow::follow(&self.rt, &cell.id, None, 0, follow::Source::Cell(rx));
+                self.rt.release(cell);
+                Ok(stream)
+            }
+            Started::Fresh {
+                cell,
+                rx,
+                first: Some(t),
+            } => {
+                let stream = follow::from_snapshot(&self.rt, t, follow::Source::Cell(rx));
+                self.rt.release(cell);
+                Ok(stream)
+            }
+            Started::Duplicate(claim) => match claim.reply {
+                Some(m) => Ok(Box::pin(futures::stream::once(async move {
+                    StreamEvent {
+                        seq: 0,
+                        event: StreamResponse::Message(m),
+                    }
+                }))),
+                None => {
+                    let notices = self.rt.bus.subscribe(&claim.task_id);
+                    let source = match self.rt.running_cell(&claim.task_id) {
+                        Some(cell) => follow::Source::Cell(cell.subscribe().await.1),
+                        None => follow::Source::Bus(notices),
+                    };
+                    Ok(follow::follow(&self.rt, &claim.task_id, None, 0, source))
+                }
+            },
+        }
+    }
+}

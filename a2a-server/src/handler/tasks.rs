@@ -1,0 +1,190 @@
+//! The operations on existing tasks: `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask`
+//! (and resumed streams).
+
+use super::{CallContext, EventStream, RequestHandler, TaskReply, follow, with_history};
+use crate::agent::RequestContext;
+use crate::store::ListQuery;
+use a2a_core::{
+    CancelTaskRequest, Error, ErrorKind, GetTaskRequest, ListTasksRequest, ListTasksResponse,
+    Message, SubscribeToTaskRequest, Task, TaskId, Validate,
+};
+use std::sync::Arc;
+
+impl RequestHandler {
+    /// The task's events after `cursor` from its log, then live ones (if it is not finished):
+    /// from this process's execution of the task if it runs one, else through the bus.
+    async fn stream_from(
+        &self,
+        cx: &CallContext,
+        id: &TaskId,
+        cursor: u64,
+    ) -> Result<EventStream, Error> {
+        if let Some(cell) = self.rt.running_cell(id).filter(|c| c.scope == cx.scope) {
+            self.ready().await?;
+            let (_, rx) = cell.subscribe().await;
+            return Ok(follow::follow(
+                &self.rt,
+                id,
+                None,
+                cursor,
+                follow::Source::Cell(rx),
+            ));
+        }
+        // Subscribed before the task is read: nothing written after the read goes unheard.
+        let notices = self.rt.bus.subscribe(id);
+        let stored = self.load(cx, id).await?;
+        if stored.task.status.state.is_terminal() {
+            return Ok(follow::replay(&self.rt, id, cursor));
+        }
+        Ok(follow::follow(
+            &self.rt,
+            id,
+            None,
+            cursor,
+            follow::Source::Bus(notices),
+        ))
+    }
+
+    /// `GetTask`: the task as stored (with at most `historyLength` messages of history).
+    pub async fn get_task(
+        &self,
+        cx: &CallContext,
+        req: GetTaskRequest,
+    ) -> Result<TaskReply, Error> {
+        req.validate()?;
+        let stored = self.load(cx, &req.id).await?;
+        let task = with_history(stored.task.clone(), req.history_length);
+        if !Arc::ptr_eq(&task, &stored.task) {
+            return Ok(TaskReply::new(task)); // cut: not the stored version
+        }
+        Ok(TaskReply::cached(
+            task,
+            stored.version,
+            self.serialized.clone(),
+        ))
+    }
+
+    /// `ListTasks`: newest status first, cursor paging.
+    pub async fn list_tasks(
+        &self,
+        cx: &CallContext,
+        req: ListTasksRequest,
+    ) -> Result<ListTasksResponse, Error> {
+        req.validate()?;
+        self.ready().await?;
+        let query = ListQuery {
+            scope: cx.scope.clone(),
+            context_id: req.context_id.clone(),
+            status: req.status.clone(),
+            status_timestamp_after: req.status_timestamp_after,
+            page_size: usize::try_from(req.effective_page_size()).unwrap_or(50),
+            page_token: req.page_token.clone(),
+        };
+        let page = self.rt.store.list(&query).await?;
+        let include_artifacts = req.include_artifacts == Some(true);
+        let tasks: Vec<Task> = page
+            .tasks
+            .into_iter()
+            .map(|t| {
+                let mut task = Arc::unwrap_or_clone(with_history(t.task, req.history_length));
+                if !include_artifacts {
+                    task.artifacts.clear();
+                }
+                task
+            })
+            .collect();
+        Ok(ListTasksResponse {
+            page_size: i32::try_from(tasks.len()).unwrap_or(i32::MAX),
+            tasks,
+            next_page_token: page.next_page_token.unwrap_or_default(),
+            total_size: i32::try_from(page.total_size).unwrap_or(i32::MAX),
+        })
+    }
+
+    /// `CancelTask`: asks the agent, stops the execution, returns the task (normally CANCELED).
+    pub async fn cancel_task(
+        &self,
+        cx: &CallContext,
+        req: CancelTaskRequest,
+    ) -> Result<Task, Error> {
+        req.validate()?;
+        let stored = self.load(cx, &req.id).await?;
+        let state = &stored.task.status.state;
+        if state.is_terminal() {
+            return Err(Error::new(
+                ErrorKind::TaskNotCancelable,
+                format!("Task {} is already {state}", req.id),
+            )
+            .with_metadata("taskId", req.id.as_str()));
+        }
+        let extensions = self.check_extensions(cx)?;
+        let message = stored
+            .task
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == a2a_core::Role::User)
+            .cloned()
+            .unwrap_or_else(|| Message::user_text(""));
+        let task = Task::clone(&stored.task);
+        let cell = self.rt.cell_for(stored);
+        let rcx = RequestContext {
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            message,
+            stored_task: Some(task),
+            service_params: cx.service_params.clone(),
+            extensions,
+            scope: cx.scope.clone(),
+            cancel: cell.cancel.clone(),
+        };
+        let canceled = self.rt.cancel(&cell, rcx).await;
+        self.rt.release(cell);
+        Ok(Arc::unwrap_or_clone(canceled?.task))
+    }
+
+    /// `SubscribeToTask`: the current task first, then its events. With
+    /// [`CallContext::last_event_id`] (`Last-Event-ID`), instead exactly the events after that
+    /// sequence number, from the durable log, then live ones; this works for finished tasks too
+    /// (up to their terminal event) and across server restarts.
+    pub async fn subscribe_to_task(
+        &self,
+        cx: &CallContext,
+        req: SubscribeToTaskRequest,
+    ) -> Result<EventStream, Error> {
+        self.check_streaming()?;
+        req.validate()?;
+        if let Some(after) = cx.last_event_id {
+            return self.stream_from(cx, &req.id, after).await;
+        }
+        let stored = self.load(cx, &req.id).await?;
+        if stored.task.status.state.is_terminal() {
+            return Err(Error::new(
+                ErrorKind::UnsupportedOperation,
+                format!(
+                    "Task {} is {}: there is nothing to subscribe to",
+                    req.id, stored.task.status.state
+                ),
+            )
+            .with_metadata("taskId", req.id.as_str()));
+        }
+        if let Some(cell) = self.rt.running_cell(&req.id) {
+            let (snapshot, rx) = cell.subscribe().await;
+            if let Some(snapshot) = snapshot {
+                return Ok(follow::from_snapshot(
+                    &self.rt,
+                    snapshot,
+                    follow::Source::Cell(rx),
+                ));
+            }
+        }
+        // No execution here: the bus, subscribed before the snapshot is read.
+        let notices = self.rt.bus.subscribe(&req.id);
+        let snapshot = self.load(cx, &req.id).await?;
+        Ok(follow::from_snapshot(
+            &self.rt,
+            snapshot,
+            follow::Source::Bus(notices),
+        ))
+    }
+}
