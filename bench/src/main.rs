@@ -14,6 +14,7 @@
 
 mod callgrind;
 mod http;
+mod idle_probe;
 mod list_probe;
 mod load;
 mod procfs;
@@ -39,6 +40,8 @@ enum Command {
     /// Fills a store with many scoped tasks and measures ListTasks per filter, and SendMessage
     /// latency while ListTasks callers run.
     List(list_probe::ListArgs),
+    /// Leaves many tasks waiting for input and reports the memory the server keeps for them.
+    Idle(idle_probe::IdleArgs),
     /// Prints the runs appended to a JSON-lines file as a table with ratios.
     Report(report::ReportArgs),
     /// Prints the machine description used in reports.
@@ -91,6 +94,13 @@ fn main() {
             rt.block_on(store_probe::probe(args))
         }
         Command::List(args) => list_probe::probe(args),
+        Command::Idle(args) => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .expect("a tokio runtime");
+            rt.block_on(idle_probe::probe(args))
+        }
         Command::Report(args) => report::report(&args),
         Command::Machine => {
             println!("{}", procfs::machine());
