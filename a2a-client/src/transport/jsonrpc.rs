@@ -2,7 +2,7 @@
 
 use super::{CallOptions, ItemStream, StreamItem, Transport, error_from_response};
 use crate::{Error, sse};
-use a2a_core::jsonrpc::{Id, Payload, Response};
+use a2a_core::jsonrpc::{Id, Payload, Request, Response};
 use a2a_core::v03;
 use a2a_core::{Method, StreamResponse};
 use async_trait::async_trait;
@@ -131,7 +131,7 @@ impl JsonRpcTransport {
     ) -> Result<reqwest::Response, Error> {
         let (name, params) = self.encode(method, params)?;
         let id = Id::from(self.next_id.fetch_add(1, Ordering::Relaxed) as i64);
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": name, "params": params});
+        let body = Request::new(id, name, params);
         let mut request = self
             .http
             .post(self.url.clone())
