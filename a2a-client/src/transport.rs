@@ -63,6 +63,19 @@ pub trait Transport: Send + Sync + Debug + 'static {
     fn binding(&self) -> (&'static str, &'static str);
 }
 
+/// What a streaming call adds to its request: `Accept: text/event-stream`, and `Last-Event-ID`
+/// to resume after an event.
+pub(crate) fn stream_headers(
+    request: reqwest::RequestBuilder,
+    options: &CallOptions,
+) -> reqwest::RequestBuilder {
+    let request = request.header(reqwest::header::ACCEPT, "text/event-stream");
+    match &options.last_event_id {
+        Some(last) => request.header("Last-Event-ID", last.as_str()),
+        None => request,
+    }
+}
+
 /// Reads an error response: an A2A error body (JSON-RPC error object or google.rpc.Status), or
 /// a plain HTTP error.
 pub(crate) async fn error_from_response(response: reqwest::Response) -> Error {

@@ -1,14 +1,14 @@
 //! The HTTP+JSON (REST) binding, v1.0: `POST /message:send`, `GET /tasks/{id}`, …, with the
 //! interface's tenant as a leading path segment.
 
-use super::{CallOptions, ItemStream, StreamItem, Transport, error_from_response};
+use super::{CallOptions, ItemStream, StreamItem, Transport, error_from_response, stream_headers};
 use crate::{Error, sse};
 use a2a_core::Method;
 use a2a_core::http_json::{self, HttpMethod, Rest, Route};
 use async_trait::async_trait;
 use futures::StreamExt as _;
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde_json::{Map, Value};
 
 /// HTTP+JSON over `base` (paths are appended to it).
@@ -95,10 +95,7 @@ impl RestTransport {
                     .body(b.to_string());
             }
             if streaming {
-                request = request.header(ACCEPT, "text/event-stream");
-                if let Some(last) = &options.last_event_id {
-                    request = request.header("Last-Event-ID", last.as_str());
-                }
+                request = stream_headers(request, options);
             }
             request
         };
