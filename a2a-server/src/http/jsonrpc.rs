@@ -63,16 +63,17 @@ pub(crate) enum Framing {
 /// The one renderer of this binding's errors: a JSON-RPC error response echoing `id`, framed
 /// as `framing` says.
 pub(crate) fn error_response(id: Id, error: Error, framing: Framing) -> Response {
+    let too_large = error.is(ErrorKind::PayloadTooLarge);
+    let body = RpcResponse::<Value>::error(id, error);
     let status = match framing {
-        Framing::Call if error.is(ErrorKind::PayloadTooLarge) => StatusCode::PAYLOAD_TOO_LARGE,
+        Framing::Call if too_large => StatusCode::PAYLOAD_TOO_LARGE,
         Framing::Call => StatusCode::OK,
         Framing::Status(status) => status,
         Framing::V03Stream => {
-            let body = RpcResponse::<Value>::error(id, error);
             return sse::error_event(serde_json::to_string(&body).unwrap_or_default());
         }
     };
-    let mut response = json_response(status, &RpcResponse::<Value>::error(id, error));
+    let mut response = json_response(status, &body);
     if status == StatusCode::METHOD_NOT_ALLOWED {
         response
             .headers_mut()
