@@ -9,6 +9,7 @@ pub use jsonrpc::JsonRpcTransport;
 pub use rest::RestTransport;
 
 use crate::Error;
+use a2a_core::jsonrpc::{Payload, Response};
 use a2a_core::{Method, StreamResponse};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
@@ -62,6 +63,19 @@ pub trait Transport: Send + Sync + Debug + 'static {
     fn binding(&self) -> (&'static str, &'static str);
 }
 
+/// What a streaming call adds to its request: `Accept: text/event-stream`, and `Last-Event-ID`
+/// to resume after an event.
+pub(crate) fn stream_headers(
+    request: reqwest::RequestBuilder,
+    options: &CallOptions,
+) -> reqwest::RequestBuilder {
+    let request = request.header(reqwest::header::ACCEPT, "text/event-stream");
+    match &options.last_event_id {
+        Some(last) => request.header("Last-Event-ID", last.as_str()),
+        None => request,
+    }
+}
+
 /// Reads an error response: an A2A error body (JSON-RPC error object or google.rpc.Status), or
 /// a plain HTTP error.
 pub(crate) async fn error_from_response(response: reqwest::Response) -> Error {
@@ -73,19 +87,19 @@ pub(crate) async fn error_from_response(response: reqwest::Response) -> Error {
     if let Ok(v) = serde_json::from_str::<Value>(&text) {
         // Both forms have an `error` object: a JSON-RPC response says so with `jsonrpc`
         // (its details are in `data`, which a Status body reader would miss).
-        if v.get("jsonrpc").is_some() {
-            if let Some(obj) = v
-                .get("error")
-                .cloned()
-                .and_then(|o| serde_json::from_value::<a2a_core::ErrorObject>(o).ok())
-            {
-                return Error::Remote {
-                    error: obj.into(),
-                    status,
-                };
+        if v.get("jsonrpc").is_none() {
+            if let Some(e) = a2a_core::Error::from_status_body(&v) {
+                return Error::Remote { error: e, status };
             }
-        } else if let Some(e) = a2a_core::Error::from_status_body(&v) {
-            return Error::Remote { error: e, status };
+        } else if let Ok(Response {
+            payload: Payload::Error(obj),
+            ..
+        }) = serde_json::from_value::<Response<Value>>(v)
+        {
+            return Error::Remote {
+                error: obj.into(),
+                status,
+            };
         }
     }
     let mut body = text;

@@ -4,7 +4,7 @@
 
 #![allow(missing_docs)] // `criterion_group!` generates an undocumented `pub fn`
 
-use a2a_core::jsonrpc::{Id, Request, Response};
+use a2a_core::jsonrpc::{Id, RawRequest, Response};
 use a2a_core::{
     Artifact, Message, SendMessageRequest, SendMessageResponse, Task, TaskState, TaskStatus,
     Validate,
@@ -32,7 +32,7 @@ fn decode(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(SEND.len() as u64));
     g.bench_function("decode SendMessage", |b| {
         b.iter(|| {
-            let req = Request::parse(black_box(SEND)).expect("a valid request");
+            let req = RawRequest::parse(black_box(SEND)).expect("a valid request");
             let params: SendMessageRequest = req.params_as().expect("valid params");
             params.validate().expect("valid");
             black_box((req.id, params))

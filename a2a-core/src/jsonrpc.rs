@@ -132,29 +132,42 @@ impl<P> Request<P> {
     }
 }
 
-impl Request<Value> {
+/// A request as [`RawRequest::parse`] reads it: the params kept as their raw JSON text, read
+/// once, straight into their type, by [`params_as`](RawRequest::params_as) (no JSON tree is built
+/// for them), or as a JSON value by [`params_value`](RawRequest::params_value) for code that
+/// inspects them generically.
+pub type RawRequest = Request<Box<RawValue>>;
+
+impl Request<Box<RawValue>> {
     /// Reads a request from a body, classifying failures as JSON-RPC requires: a body that is not
     /// JSON → `-32700` with a `null` id; JSON that is not a valid request (batch, wrong
     /// `jsonrpc`, missing `method`, an id that is not a string/number/null, non-object params)
-    /// → `-32600`, echoing the id when it could be read.
+    /// → `-32600`, echoing the id when it could be read. Absent and `null` params read as none.
+    ///
+    /// ```
+    /// use a2a_core::jsonrpc::{Id, RawRequest};
+    /// use a2a_core::GetTaskRequest;
+    ///
+    /// let req = RawRequest::parse(br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t-1"}}"#).unwrap();
+    /// assert_eq!(req.params_as::<GetTaskRequest>().unwrap().id.as_str(), "t-1");
+    ///
+    /// let refused = RawRequest::parse(br#"{"jsonrpc":"1.0","id":2,"method":"GetTask"}"#).unwrap_err();
+    /// assert_eq!(refused.id, Id::from(2));
+    /// assert_eq!(refused.into_result().unwrap_err().code, -32600);
+    /// ```
     pub fn parse(body: &[u8]) -> Result<Self, Box<Response<Value>>> {
-        if let Some(request) = Self::parse_well_formed(body) {
-            return Ok(request);
+        match Self::parse_well_formed(body) {
+            Some(request) => Ok(request),
+            None => Self::classify(body),
         }
-        let value: Value = serde_json::from_slice(body).map_err(|e| {
-            Box::new(Response::error(
-                Id::Null,
-                Error::new(ErrorKind::ParseError, format!("Invalid JSON payload: {e}")),
-            ))
-        })?;
-        Self::from_value(value)
     }
 
     /// The common case in one pass: a well-formed request read straight into its fields, with
-    /// no intermediate JSON object for the envelope. Anything else (not JSON, a batch, a wrong
-    /// `jsonrpc`, an id or params of the wrong type, duplicate members) gives `None`, and
-    /// [`Request::parse`] classifies it through [`Request::from_value`], which accepts exactly
-    /// the requests this accepts, with the same result.
+    /// no JSON tree for the envelope or the params. Anything else (not JSON, a batch, a wrong
+    /// `jsonrpc`, an id or params of the wrong type, duplicate members, a body serde_json
+    /// checks less strictly this way, see [`needs_generic_parse`]) gives `None`, for
+    /// [`classify`](Self::classify), which accepts exactly the requests this accepts, with the
+    /// same result.
     fn parse_well_formed(body: &[u8]) -> Option<Self> {
         #[derive(Deserialize)]
         struct Wire<'a> {
@@ -164,19 +177,21 @@ impl Request<Value> {
             id: Option<Value>,
             method: Option<String>,
             #[serde(default)]
-            params: Option<Value>,
+            params: Option<Box<RawValue>>,
         }
         let wire: Wire<'_> = serde_json::from_str(strict_enough(body)?).ok()?;
-        if wire.jsonrpc.as_deref() != Some("2.0") {
+        if wire.jsonrpc.as_deref() != Some("2.0")
+            || wire
+                .params
+                .as_ref()
+                .is_some_and(|p| !p.get().starts_with('{'))
+        {
             return None;
         }
         let id = match &wire.id {
             None => Id::Null,
             Some(v) => Id::from_value(v)?,
         };
-        if wire.params.as_ref().is_some_and(|p| !p.is_object()) {
-            return None;
-        }
         Some(Request {
             jsonrpc: Version,
             id,
@@ -185,17 +200,27 @@ impl Request<Value> {
         })
     }
 
-    /// Like [`Request::parse`], from an already-parsed JSON value.
-    pub fn from_value(value: Value) -> Result<Self, Box<Response<Value>>> {
-        let invalid = |id: Id, why: &str| {
-            Box::new(Response::error(
-                id,
-                Error::new(
-                    ErrorKind::InvalidRequest,
-                    format!("Invalid JSON-RPC request: {why}"),
-                ),
-            ))
+    /// Reads any body through a JSON value, and refuses it with the error JSON-RPC requires, or
+    /// accepts it (e.g. with duplicate members: the last one counts) and turns the params back
+    /// into text.
+    fn classify(body: &[u8]) -> Result<Self, Box<Response<Value>>> {
+        let refuse = |id: Id, kind: ErrorKind, why: String| {
+            Box::new(Response::error(id, Error::new(kind, why)))
         };
+        let invalid = |id: Id, why: &str| {
+            refuse(
+                id,
+                ErrorKind::InvalidRequest,
+                format!("Invalid JSON-RPC request: {why}"),
+            )
+        };
+        let value: Value = serde_json::from_slice(body).map_err(|e| {
+            refuse(
+                Id::Null,
+                ErrorKind::ParseError,
+                format!("Invalid JSON payload: {e}"),
+            )
+        })?;
         let Value::Object(mut obj) = value else {
             return Err(invalid(
                 Id::Null,
@@ -219,85 +244,16 @@ impl Request<Value> {
         };
         let params = match obj.remove("params") {
             None | Some(Value::Null) => None,
-            Some(p @ Value::Object(_)) => Some(p),
+            Some(p @ Value::Object(_)) => match serde_json::value::to_raw_value(&p) {
+                Ok(raw) => Some(raw),
+                Err(e) => return Err(refuse(id, ErrorKind::Internal, format!("params: {e}"))),
+            },
             Some(_) => return Err(invalid(id, "`params` must be an object")),
         };
         Ok(Request {
             jsonrpc: Version,
             id,
             method,
-            params,
-        })
-    }
-
-    /// Deserializes the params into `P` (absent params read as `{}`); failures are `-32602`
-    /// naming what is wrong.
-    pub fn params_as<P: DeserializeOwned>(&self) -> Result<P, Error> {
-        // Read from the borrowed value: no copy of the params tree.
-        let empty;
-        let params = match &self.params {
-            Some(p) => p,
-            None => {
-                empty = Value::Object(Default::default());
-                &empty
-            }
-        };
-        crate::strict::from_value(params)
-            .map_err(|e| Error::new(ErrorKind::InvalidParams, format!("Invalid parameters: {e}")))
-    }
-}
-
-impl Request<Box<RawValue>> {
-    /// Like [`Request::parse`] (same acceptance, same errors), but keeps the params as their
-    /// raw JSON text, read once, straight into their type, by
-    /// [`params_as`](Request::<Box<RawValue>>::params_as): no JSON tree is built for them. This
-    /// is what a server wants; [`Request::parse`] suits code that inspects params generically.
-    pub fn parse_raw(body: &[u8]) -> Result<Self, Box<Response<Value>>> {
-        #[derive(Deserialize)]
-        struct Wire<'a> {
-            #[serde(borrow)]
-            jsonrpc: Option<std::borrow::Cow<'a, str>>,
-            #[serde(default)]
-            id: Option<Value>,
-            method: Option<String>,
-            #[serde(default)]
-            params: Option<Box<RawValue>>,
-        }
-        let fast = strict_enough(body)
-            .and_then(|text| serde_json::from_str::<Wire<'_>>(text).ok())
-            .filter(|w| w.jsonrpc.as_deref() == Some("2.0"))
-            .filter(|w| w.params.as_ref().is_none_or(|p| p.get().starts_with('{')))
-            .and_then(|w| {
-                let id = match &w.id {
-                    None => Id::Null,
-                    Some(v) => Id::from_value(v)?,
-                };
-                Some(Request {
-                    jsonrpc: Version,
-                    id,
-                    method: w.method?,
-                    params: w.params,
-                })
-            });
-        if let Some(request) = fast {
-            return Ok(request);
-        }
-        // Anything unusual is classified (or accepted, e.g. with duplicate members) by the
-        // generic parse, then its params are turned back into text.
-        let request = Request::parse(body)?;
-        let params = match &request.params {
-            Some(p) => Some(serde_json::value::to_raw_value(p).map_err(|e| {
-                Box::new(Response::error(
-                    request.id.clone(),
-                    Error::new(ErrorKind::Internal, format!("params: {e}")),
-                ))
-            })?),
-            None => None,
-        };
-        Ok(Request {
-            jsonrpc: Version,
-            id: request.id,
-            method: request.method,
             params,
         })
     }
@@ -319,7 +275,7 @@ impl Request<Box<RawValue>> {
     }
 }
 
-/// The body as text, if the one-pass parses may read it: they accept exactly what the generic
+/// The body as text, if the one-pass parse may read it: it accepts exactly what the classifying
 /// parse accepts only if it is UTF-8 and [`needs_generic_parse`] says no.
 fn strict_enough(body: &[u8]) -> Option<&str> {
     std::str::from_utf8(body)
@@ -327,13 +283,14 @@ fn strict_enough(body: &[u8]) -> Option<&str> {
         .filter(|text| !needs_generic_parse(text))
 }
 
-/// Whether a body must take the generic parse to be classified as it would. serde_json checks
+/// Whether a body must take the classifying parse (through a JSON value) to be classified as it
+/// would. serde_json checks
 /// what it does not build a value of (raw params, members it ignores) less strictly than what it
 /// parses: it does not pair up `\uD800`-style surrogate escapes, does not check that numbers fit
 /// an `f64`, has no nesting limit (and, from bytes, does not check UTF-8). A body with such an
 /// escape, a number with an exponent or more than 18 digits, or nesting deeper than 100 takes
-/// the generic parse, which refuses what serde_json cannot parse with -32700. (All found by the
-/// fuzz suites: the one-pass parses accepted such bodies, and their params then failed with
+/// the classifying parse, which refuses what serde_json cannot parse with -32700. (All found by
+/// the fuzz suites: the one-pass parse accepted such bodies, and their params then failed with
 /// -32602, or the body was answered as if it were JSON.)
 fn needs_generic_parse(json: &str) -> bool {
     const DEEP: usize = 100;
@@ -478,9 +435,21 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Response<T> {
 mod tests {
     use super::*;
 
-    /// The one-pass parse and the classifying parse agree on every request.
+    /// What the parser says of a body, comparable (raw params are not `PartialEq`).
+    type Outcome = Result<(Id, String, Value), Box<Response<Value>>>;
+
+    fn outcome(parsed: Result<RawRequest, Box<Response<Value>>>) -> Outcome {
+        parsed.map(|r| {
+            let params = r.params_value();
+            (r.id, r.method, params)
+        })
+    }
+
+    /// The one-pass parse is only a shortcut: where it answers, the classifying parse (which
+    /// every body could take) answers the same, and the parser answers as the classifying
+    /// parse does.
     #[test]
-    fn the_fast_parse_agrees_with_the_classifying_parse() {
+    fn the_one_pass_parse_agrees_with_the_classifying_parse() {
         let bodies: [&[u8]; 17] = [
             br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#,
             b"{ \"params\" :\n {\"id\": \"t\"} , \"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"GetTask\"}",
@@ -502,36 +471,25 @@ mod tests {
             // A surrogate pair is fine.
             br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\uD83D\uDE00"}}"#,
         ];
+        let mut shortcuts = 0;
         for body in bodies {
-            let slow = serde_json::from_slice::<Value>(body)
-                .ok()
-                .map(Request::from_value);
-            let parsed = Request::parse(body);
-            match (slow, parsed) {
-                (Some(Ok(a)), Ok(b)) => assert_eq!(a, b),
-                (Some(Err(a)), Err(b)) => assert_eq!(a, b),
-                (None, Err(_)) => {}
-                (a, b) => panic!("{}: {a:?} vs {b:?}", String::from_utf8_lossy(body)),
+            let shown = String::from_utf8_lossy(body);
+            let classified = outcome(RawRequest::classify(body));
+            if let Some(fast) = RawRequest::parse_well_formed(body) {
+                shortcuts += 1;
+                assert_eq!(outcome(Ok(fast)), classified, "{shown}");
             }
-            if let Some(fast) = Request::parse_well_formed(body) {
-                assert_eq!(Ok(fast), Request::parse(body).map_err(|_| ()));
-            }
-            // The raw-params parse accepts and rejects the same requests, with the same
-            // params.
-            match (Request::parse(body), Request::parse_raw(body)) {
-                (Ok(a), Ok(b)) => {
-                    assert_eq!((a.id, a.method), (b.id.clone(), b.method.clone()));
-                    assert_eq!(a.params.unwrap_or(Value::Null), b.params_value());
-                }
-                (Err(a), Err(b)) => assert_eq!(a, b),
-                (a, b) => panic!("{}: {a:?} vs {b:?}", String::from_utf8_lossy(body)),
-            }
+            assert_eq!(outcome(RawRequest::parse(body)), classified, "{shown}");
         }
+        assert_eq!(shortcuts, 6, "the well-formed requests take the shortcut");
+        // Duplicate members take the classifying parse: the last one counts.
+        let dup = RawRequest::parse(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#).unwrap();
+        assert_eq!(dup.id, Id::from(2));
     }
 
     /// Found by the fuzz suite: bodies serde_json parses as raw values but not as JSON values.
     #[test]
-    fn the_raw_parse_refuses_what_the_generic_parse_refuses() {
+    fn what_serde_json_cannot_parse_as_a_value_is_a_parse_error() {
         let deep = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{}1{}}}}}"#,
             "[".repeat(200),
@@ -554,16 +512,17 @@ mod tests {
             b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"x\":\"\xff\"}",
         ];
         for body in bodies {
-            let generic = Request::parse(body).unwrap_err();
-            assert_eq!(Request::parse_raw(body).unwrap_err(), generic);
-            let Payload::Error(e) = &generic.payload else {
+            assert!(serde_json::from_slice::<Value>(body).is_err());
+            let refused = RawRequest::parse(body).unwrap_err();
+            assert_eq!(refused.id, Id::Null);
+            let Payload::Error(e) = &refused.payload else {
                 panic!("an error")
             };
             assert_eq!(e.code, -32700);
         }
         // Escaped quotes and backslashes, a surrogate pair and brackets in strings are fine.
         let fine = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\\ud800 \" [[[ \uD83D\uDE00","b":[1e3,true,false,12345678901234567890.5]}}"#;
-        let r = Request::parse_raw(fine.as_bytes()).unwrap();
+        let r = RawRequest::parse(fine.as_bytes()).unwrap();
         assert_eq!(r.params_value()["a"], "\\ud800 \" [[[ 😀");
         assert_eq!(r.params_value()["b"][0], 1000.0);
     }
@@ -574,10 +533,11 @@ mod tests {
         struct P {
             id: String,
         }
-        let r = Request::parse_raw(br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"id":"t"}}"#)
+        let r = RawRequest::parse(br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"id":"t"}}"#)
             .unwrap();
         assert_eq!(r.params_as::<P>().unwrap(), P { id: "t".into() });
-        let none = Request::parse_raw(br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#).unwrap();
+        let none = RawRequest::parse(br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#).unwrap();
+        assert_eq!(none.params_value(), Value::Null);
         let e = none.params_as::<P>().unwrap_err();
         assert_eq!(e.code, -32602);
         assert!(e.message.contains("id"), "{}", e.message);

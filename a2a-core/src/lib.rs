@@ -41,6 +41,7 @@
 //! | [`AgentCard`] and friends | discovery, capabilities, skills, security schemes |
 //! | [`SendMessageRequest`], [`ListTasksRequest`], … [`Method`] | each operation's request and response |
 //! | [`jsonrpc`] | the JSON-RPC 2.0 envelope |
+//! | [`http_json`] | the HTTP+JSON binding's route table: each operation's HTTP method and path |
 //! | [`Error`], [`ErrorKind`] | the error table: JSON-RPC code, HTTP status, gRPC status, reason |
 //! | [`Validate`] | REQUIRED-field and range checks, with errors that name the field |
 //! | [`v03`] | translation to and from the v0.3 wire format |
@@ -57,6 +58,7 @@
 mod agent_card;
 mod error;
 mod event;
+pub mod http_json;
 mod ids;
 pub mod jsonrpc;
 mod media_type;

@@ -2,7 +2,7 @@
 //! into its type and re-serializes to the same JSON (compared as `serde_json::Value`), plus the
 //! concrete ProtoJSON facts a peer relies on, the JSON-RPC envelope, and the error table.
 
-use a2a_core::jsonrpc::{Id, Payload, Request, Response};
+use a2a_core::jsonrpc::{Id, Payload, RawRequest, Request, Response};
 use a2a_core::v03;
 use a2a_core::*;
 use serde::de::DeserializeOwned;
@@ -473,7 +473,8 @@ fn send_message_example_is_a_valid_request() {
     assert!(!params.return_immediately());
 
     // The same body through the envelope parser the server uses.
-    let parsed = Request::parse(fixture_text("v1/send_message_request.json").as_bytes()).unwrap();
+    let parsed =
+        RawRequest::parse(fixture_text("v1/send_message_request.json").as_bytes()).unwrap();
     assert_eq!(Method::from_name(&parsed.method), Some(Method::SendMessage));
     assert_eq!(parsed.params_as::<SendMessageRequest>().unwrap(), params);
 }
@@ -1274,7 +1275,7 @@ fn invalid_parts_inside_a_request_are_invalid_params() {
         ),
         ("invalid/jsonrpc_send_part_no_content.json", "it has none"),
     ] {
-        let req = Request::parse(fixture_text(name).as_bytes()).unwrap();
+        let req = RawRequest::parse(fixture_text(name).as_bytes()).unwrap();
         let err = req.params_as::<SendMessageRequest>().expect_err(name);
         assert_eq!(err.kind(), Some(ErrorKind::InvalidParams), "{name}");
         assert_eq!(err.code, -32602);
@@ -1389,7 +1390,7 @@ fn other_required_fields_are_checked() {
 }
 
 fn envelope_error(name: &str) -> Value {
-    let resp = Request::parse(fixture_text(name).as_bytes()).expect_err(name);
+    let resp = RawRequest::parse(fixture_text(name).as_bytes()).expect_err(name);
     serde_json::to_value(&*resp).unwrap()
 }
 
@@ -1421,27 +1422,28 @@ fn a_body_that_is_not_json_is_a_parse_error_with_null_id() {
     assert_eq!(resp["error"]["code"], -32700);
     assert_eq!(resp["error"]["data"][0]["reason"], "PARSE_ERROR");
     assert_eq!(resp["error"]["data"][0]["domain"], ERROR_DOMAIN);
-    let typed = Request::parse(b"").unwrap_err();
+    let typed = RawRequest::parse(b"").unwrap_err();
     assert_eq!(typed.id, Id::Null);
     assert!(typed.into_result().unwrap_err().is(ErrorKind::ParseError));
 }
 
 #[test]
 fn well_formed_envelopes_are_read() {
-    let req =
-        Request::parse(br#"{"jsonrpc":"2.0","id":"a-1","method":"GetExtendedAgentCard"}"#).unwrap();
+    let req = RawRequest::parse(br#"{"jsonrpc":"2.0","id":"a-1","method":"GetExtendedAgentCard"}"#)
+        .unwrap();
     assert_eq!(req.id, Id::from("a-1"));
-    assert_eq!(req.params, None);
+    assert!(req.params.is_none());
     assert_eq!(
         req.params_as::<GetExtendedAgentCardRequest>().unwrap(),
         GetExtendedAgentCardRequest::default()
     );
     // A notification-style request without an id reads as id null.
     let req =
-        Request::parse(br#"{"jsonrpc":"2.0","method":"GetTask","params":{"id":"t"}}"#).unwrap();
+        RawRequest::parse(br#"{"jsonrpc":"2.0","method":"GetTask","params":{"id":"t"}}"#).unwrap();
     assert_eq!(req.id, Id::Null);
     // An unknown method is the dispatcher's concern (-32601), not the envelope's.
-    let req = Request::parse(br#"{"jsonrpc":"2.0","id":1,"method":"nonexistent/method"}"#).unwrap();
+    let req =
+        RawRequest::parse(br#"{"jsonrpc":"2.0","id":1,"method":"nonexistent/method"}"#).unwrap();
     assert_eq!(Method::from_name(&req.method), None);
     assert_eq!(Method::from_v03_name(&req.method), None);
     let not_found = Response::<Value>::error(req.id, ErrorKind::MethodNotFound.into());
@@ -1769,7 +1771,7 @@ fn invalid_params_errors_name_the_field_in_a_bad_request_detail() {
 /// `"message": []` was a message of defaults. A message is read only from an object.
 #[test]
 fn a_message_given_as_an_array_is_invalid_params() {
-    let req = a2a_core::jsonrpc::Request::parse(
+    let req = a2a_core::jsonrpc::RawRequest::parse(
         br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":[]}}"#,
     )
     .unwrap();

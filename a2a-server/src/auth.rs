@@ -49,10 +49,9 @@
 //! }
 //! ```
 
-use a2a_core::{Error, ErrorKind, SecurityRequirement, SecurityScheme};
+use a2a_core::{SecurityRequirement, SecurityScheme};
+use axum::http::header;
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
 use std::collections::HashMap;
 use std::fmt;
@@ -242,7 +241,7 @@ impl ApiKeys {
                 q.split('&')
                     .filter_map(|kv| kv.split_once('='))
                     .find(|(k, _)| *k == self.name)
-                    .map(|(_, v)| percent_decode(v).into())
+                    .map(|(_, v)| a2a_core::http_json::query_decode(v).into())
             }),
             KeyLocation::Cookie => request
                 .headers
@@ -255,31 +254,6 @@ impl ApiKeys {
                 .map(|(_, v)| v.into()),
         }
     }
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                if let Some(b) = s
-                    .get(i + 1..i + 3)
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                {
-                    out.push(b);
-                    i += 3;
-                    continue;
-                }
-                out.push(b'%');
-            }
-            b'+' => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Authenticator for ApiKeys {
@@ -327,38 +301,6 @@ pub(crate) fn requirement(auth: &dyn DynAuthenticator) -> SecurityRequirement {
             .map(|(name, _)| (name, a2a_core::StringList::default()))
             .collect(),
     }
-}
-
-/// The 401 answer: `WWW-Authenticate`, and an error body in the binding's shape (a JSON-RPC
-/// error for the JSON-RPC endpoint, a `google.rpc.Status` elsewhere).
-pub(crate) fn unauthorized(jsonrpc: bool, challenge: &str, invalid: bool) -> Response {
-    let error = Error::new(
-        ErrorKind::Unauthenticated,
-        if invalid {
-            "The credentials are not valid"
-        } else {
-            "Authentication required: see the agent card's securitySchemes"
-        },
-    );
-    let (body, content_type) = if jsonrpc {
-        (
-            serde_json::to_string(&a2a_core::jsonrpc::Response::<()>::error(
-                a2a_core::jsonrpc::Id::Null,
-                error,
-            ))
-            .unwrap_or_default(),
-            "application/json",
-        )
-    } else {
-        (error.to_status_body().to_string(), "application/a2a+json")
-    };
-    let mut response = (StatusCode::UNAUTHORIZED, body).into_response();
-    let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    if let Ok(v) = HeaderValue::from_str(challenge) {
-        h.insert(header::WWW_AUTHENTICATE, v);
-    }
-    response
 }
 
 #[cfg(test)]

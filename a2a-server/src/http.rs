@@ -558,13 +558,25 @@ async fn authenticate(
                     next.run(axum::extract::Request::from_parts(parts, body))
                         .await
                 }
+                // Answered in the binding's own error form; the challenge is added below.
                 decision => {
-                    let jsonrpc = parts.uri.path() == "/" && parts.method == http::Method::POST;
-                    return crate::auth::unauthorized(
-                        jsonrpc,
-                        &auth.challenge(),
-                        decision == AuthDecision::Invalid,
+                    let error = a2a_core::Error::new(
+                        a2a_core::ErrorKind::Unauthenticated,
+                        if decision == AuthDecision::Invalid {
+                            "The credentials are not valid"
+                        } else {
+                            "Authentication required: see the agent card's securitySchemes"
+                        },
                     );
+                    if parts.uri.path() == "/" && parts.method == http::Method::POST {
+                        jsonrpc::error_response(
+                            a2a_core::jsonrpc::Id::Null,
+                            error,
+                            jsonrpc::Framing::Status(http::StatusCode::UNAUTHORIZED),
+                        )
+                    } else {
+                        rest::error_response(&error, None)
+                    }
                 }
             }
         }

@@ -1,13 +1,13 @@
 //! JSON-RPC 2.0 over HTTP POST, in the v1.0 or the v0.3 dialect.
 
-use super::{CallOptions, ItemStream, StreamItem, Transport, error_from_response};
+use super::{CallOptions, ItemStream, StreamItem, Transport, error_from_response, stream_headers};
 use crate::{Error, sse};
-use a2a_core::jsonrpc::{Id, Payload, Response};
+use a2a_core::jsonrpc::{Id, Request, Response};
 use a2a_core::v03;
 use a2a_core::{Method, StreamResponse};
 use async_trait::async_trait;
 use futures::StreamExt as _;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -109,16 +109,11 @@ impl JsonRpcTransport {
     }
 
     fn decode_event(&self, data: &str) -> Result<StreamResponse, Error> {
-        let response: Response<Value> = serde_json::from_str(data)?;
-        match response.payload {
-            Payload::Result(v) if self.v03 => {
-                v03::decode_stream_event(&v).map_err(|e| Error::Decode(e.message))
-            }
-            Payload::Result(v) => Ok(serde_json::from_value(v)?),
-            Payload::Error(e) => Err(Error::Remote {
-                error: e.into(),
-                status: 200,
-            }),
+        let v = read_response(data.as_bytes(), 200)?;
+        if self.v03 {
+            v03::decode_stream_event(&v).map_err(|e| Error::Decode(e.message))
+        } else {
+            Ok(serde_json::from_value(v)?)
         }
     }
 
@@ -131,7 +126,7 @@ impl JsonRpcTransport {
     ) -> Result<reqwest::Response, Error> {
         let (name, params) = self.encode(method, params)?;
         let id = Id::from(self.next_id.fetch_add(1, Ordering::Relaxed) as i64);
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": name, "params": params});
+        let body = Request::new(id, name, params);
         let mut request = self
             .http
             .post(self.url.clone())
@@ -143,10 +138,7 @@ impl JsonRpcTransport {
             request = request.header("A2A-Version", "1.0");
         }
         if streaming {
-            request = request.header(ACCEPT, "text/event-stream");
-            if let Some(last) = &options.last_event_id {
-                request = request.header("Last-Event-ID", last.as_str());
-            }
+            request = stream_headers(request, options);
         }
         let response = request.send().await?;
         if !response.status().is_success() {
@@ -154,6 +146,14 @@ impl JsonRpcTransport {
         }
         Ok(response)
     }
+}
+
+/// Reads a JSON-RPC response: its result, or its error as [`Error::Remote`] with the HTTP
+/// status it came with.
+fn read_response(bytes: &[u8], status: u16) -> Result<Value, Error> {
+    serde_json::from_slice::<Response<Value>>(bytes)?
+        .into_result()
+        .map_err(|error| Error::Remote { error, status })
 }
 
 #[async_trait]
@@ -167,14 +167,7 @@ impl Transport for JsonRpcTransport {
         let response = self.post(method, params, options, false).await?;
         let status = response.status().as_u16();
         let bytes = response.bytes().await?;
-        let response: Response<Value> = serde_json::from_slice(&bytes)?;
-        match response.payload {
-            Payload::Result(v) => self.decode(method, v),
-            Payload::Error(e) => Err(Error::Remote {
-                error: e.into(),
-                status,
-            }),
-        }
+        self.decode(method, read_response(&bytes, status)?)
     }
 
     async fn stream(
@@ -193,16 +186,10 @@ impl Transport for JsonRpcTransport {
             // An error answered before the stream started.
             let status = response.status().as_u16();
             let bytes = response.bytes().await?;
-            let response: Response<Value> = serde_json::from_slice(&bytes)?;
-            return match response.payload {
-                Payload::Error(e) => Err(Error::Remote {
-                    error: e.into(),
-                    status,
-                }),
-                Payload::Result(_) => Err(Error::Decode(
-                    "expected an event stream, got a plain result".to_owned(),
-                )),
-            };
+            read_response(&bytes, status)?;
+            return Err(Error::Decode(
+                "expected an event stream, got a plain result".to_owned(),
+            ));
         }
         let this = Self {
             http: self.http.clone(),

@@ -1,13 +1,14 @@
 //! The HTTP+JSON (REST) binding, v1.0: `POST /message:send`, `GET /tasks/{id}`, …, with the
 //! interface's tenant as a leading path segment.
 
-use super::{CallOptions, ItemStream, StreamItem, Transport, error_from_response};
+use super::{CallOptions, ItemStream, StreamItem, Transport, error_from_response, stream_headers};
 use crate::{Error, sse};
 use a2a_core::Method;
+use a2a_core::http_json::{self, HttpMethod, Rest, Route};
 use async_trait::async_trait;
 use futures::StreamExt as _;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
-use reqwest::{Method as HttpMethod, StatusCode};
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde_json::{Map, Value};
 
 /// HTTP+JSON over `base` (paths are appended to it).
@@ -34,124 +35,30 @@ fn take_str(o: &mut Map<String, Value>, key: &str) -> String {
     }
 }
 
-fn enc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// The HTTP method, path and body-or-query of a call.
-fn route(
-    method: Method,
-    params: Value,
-) -> (HttpMethod, String, Option<Value>, Vec<(String, String)>) {
+/// A call as a2a-core's route table lays it out: the path (the tenant and the path's fields
+/// taken out of `params`), and the rest of the params as a body or as query pairs.
+fn request_parts(route: &Route, params: Value) -> (String, Option<Value>, Vec<(String, String)>) {
     let mut o = match params {
         Value::Object(o) => o,
         _ => Map::new(),
     };
     let tenant = take_str(&mut o, "tenant");
-    let prefix = if tenant.is_empty() {
-        String::new()
-    } else {
-        format!("/{}", enc(&tenant))
-    };
-    let query = |o: Map<String, Value>| -> Vec<(String, String)> {
-        o.into_iter()
-            .filter_map(|(k, v)| match v {
-                Value::String(s) => Some((k, s)),
-                Value::Null => None,
-                other => Some((k, other.to_string())),
-            })
-            .collect()
-    };
-    let (verb, path, body, q) = match method {
-        Method::SendMessage => (
-            HttpMethod::POST,
-            "/message:send".to_owned(),
-            Some(o),
-            vec![],
-        ),
-        Method::SendStreamingMessage => (
-            HttpMethod::POST,
-            "/message:stream".to_owned(),
-            Some(o),
-            vec![],
-        ),
-        Method::GetTask => {
-            let id = take_str(&mut o, "id");
-            (
-                HttpMethod::GET,
-                format!("/tasks/{}", enc(&id)),
-                None,
-                query(o),
-            )
+    let path = route.path(Some(&tenant), |field| take_str(&mut o, field));
+    match route.rest {
+        Rest::Body => (path, Some(Value::Object(o)), vec![]),
+        Rest::Query => {
+            let query = o
+                .into_iter()
+                .filter_map(|(k, v)| match v {
+                    Value::String(s) => Some((k, s)),
+                    Value::Null => None,
+                    other => Some((k, other.to_string())),
+                })
+                .collect();
+            (path, None, query)
         }
-        Method::ListTasks => (HttpMethod::GET, "/tasks".to_owned(), None, query(o)),
-        Method::CancelTask => {
-            let id = take_str(&mut o, "id");
-            (
-                HttpMethod::POST,
-                format!("/tasks/{}:cancel", enc(&id)),
-                Some(o),
-                vec![],
-            )
-        }
-        Method::SubscribeToTask => {
-            let id = take_str(&mut o, "id");
-            (
-                HttpMethod::GET,
-                format!("/tasks/{}:subscribe", enc(&id)),
-                None,
-                vec![],
-            )
-        }
-        Method::CreateTaskPushNotificationConfig => {
-            let task = take_str(&mut o, "taskId");
-            (
-                HttpMethod::POST,
-                format!("/tasks/{}/pushNotificationConfigs", enc(&task)),
-                Some(o),
-                vec![],
-            )
-        }
-        Method::ListTaskPushNotificationConfigs => {
-            let task = take_str(&mut o, "taskId");
-            (
-                HttpMethod::GET,
-                format!("/tasks/{}/pushNotificationConfigs", enc(&task)),
-                None,
-                query(o),
-            )
-        }
-        Method::GetTaskPushNotificationConfig | Method::DeleteTaskPushNotificationConfig => {
-            let task = take_str(&mut o, "taskId");
-            let id = take_str(&mut o, "id");
-            let verb = if method == Method::GetTaskPushNotificationConfig {
-                HttpMethod::GET
-            } else {
-                HttpMethod::DELETE
-            };
-            (
-                verb,
-                format!("/tasks/{}/pushNotificationConfigs/{}", enc(&task), enc(&id)),
-                None,
-                query(o),
-            )
-        }
-        _ => (
-            HttpMethod::GET,
-            "/extendedAgentCard".to_owned(),
-            None,
-            vec![],
-        ),
-    };
-    (verb, format!("{prefix}{path}"), body.map(Value::Object), q)
+        Rest::None => (path, None, vec![]),
+    }
 }
 
 impl RestTransport {
@@ -162,10 +69,17 @@ impl RestTransport {
         options: &CallOptions,
         streaming: bool,
     ) -> Result<reqwest::Response, Error> {
-        let (verb, path, body, mut query) = route(method, params);
+        let mut route = http_json::route(method);
+        let mut others = http_json::routes(method).skip(1);
+        let (path, body, mut query) = request_parts(route, params);
         query.extend(options.query.iter().cloned());
         let url = format!("{}{path}", self.base);
-        let build = |verb: HttpMethod| {
+        let build = |route: &Route| {
+            let verb = match route.http_method {
+                HttpMethod::Get => reqwest::Method::GET,
+                HttpMethod::Post => reqwest::Method::POST,
+                HttpMethod::Delete => reqwest::Method::DELETE,
+            };
             let mut request = self
                 .http
                 .request(verb, &url)
@@ -181,18 +95,17 @@ impl RestTransport {
                     .body(b.to_string());
             }
             if streaming {
-                request = request.header(ACCEPT, "text/event-stream");
-                if let Some(last) = &options.last_event_id {
-                    request = request.header("Last-Event-ID", last.as_str());
-                }
+                request = stream_headers(request, options);
             }
             request
         };
-        let mut response = build(verb.clone()).send().await?;
-        // SubscribeToTask is GET in the proto, POST in the spec text: retry as POST on 405.
-        if response.status() == StatusCode::METHOD_NOT_ALLOWED && method == Method::SubscribeToTask
-        {
-            response = build(HttpMethod::POST).send().await?;
+        let mut response = build(route).send().await?;
+        // An operation with more than one route (SubscribeToTask: GET in the proto, POST in the
+        // spec text) is retried with the next on 405.
+        while response.status() == StatusCode::METHOD_NOT_ALLOWED {
+            let Some(next) = others.next() else { break };
+            route = next;
+            response = build(route).send().await?;
         }
         if !response.status().is_success() {
             return Err(error_from_response(response).await);

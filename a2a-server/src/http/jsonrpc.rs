@@ -6,7 +6,7 @@
 use super::extract::{call_context, extensions_header, read_body};
 use super::{AppState, sse};
 use crate::handler::{CallContext, RequestHandler, StreamEvent};
-use a2a_core::jsonrpc::{Id, Request, Response as RpcResponse};
+use a2a_core::jsonrpc::{Id, RawRequest, Response as RpcResponse};
 use a2a_core::v03::{self, Params};
 use a2a_core::{
     CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, Error, ErrorKind,
@@ -21,11 +21,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use std::sync::Arc;
-
-/// A request with its params kept as JSON text, read once into their type.
-type RawRequest = Request<Box<RawValue>>;
 
 fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
     // Sized for a typical task: serializing into a growing empty vector reallocates and copies
@@ -48,15 +44,42 @@ fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
     }
 }
 
-fn error_response(id: Id, error: Error) -> Response {
-    // Oversized bodies get 413 (the issue of the transport, not of the call); every other
-    // error is a JSON-RPC error with HTTP 200.
-    let status = if error.is(ErrorKind::PayloadTooLarge) {
-        StatusCode::PAYLOAD_TOO_LARGE
-    } else {
-        StatusCode::OK
+/// How an error is answered, besides its JSON-RPC error response.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Framing {
+    /// The answer to a call: HTTP 200, or 413 for an oversized body (the issue of the transport,
+    /// not of the call).
+    Call,
+    /// An answer outside a call, with this HTTP status (401 from authentication, 405 for a
+    /// method other than `POST`, with its `Allow: POST`).
+    Status(StatusCode),
+    /// The answer to a v0.3 streaming call, which v0.3 clients read only as an event stream,
+    /// errors included (the v0.3 SendStreamingMessageResponse is a result or an error): one
+    /// `data:` carrying the error response, then the stream ends. (v1.0 answers with a plain
+    /// error response, as the v1.0 spec says.)
+    V03Stream,
+}
+
+/// The one renderer of this binding's errors: a JSON-RPC error response echoing `id`, framed
+/// as `framing` says.
+pub(crate) fn error_response(id: Id, error: Error, framing: Framing) -> Response {
+    let too_large = error.is(ErrorKind::PayloadTooLarge);
+    let body = RpcResponse::<Value>::error(id, error);
+    let status = match framing {
+        Framing::Call if too_large => StatusCode::PAYLOAD_TOO_LARGE,
+        Framing::Call => StatusCode::OK,
+        Framing::Status(status) => status,
+        Framing::V03Stream => {
+            return sse::error_event(serde_json::to_string(&body).unwrap_or_default());
+        }
     };
-    json_response(status, &RpcResponse::<Value>::error(id, error))
+    let mut response = json_response(status, &body);
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    }
+    response
 }
 
 /// Any method but `POST` on the JSON-RPC endpoint: HTTP 405 with `Allow: POST` and a JSON-RPC
@@ -66,14 +89,11 @@ pub(crate) async fn wrong_method(method: axum::http::Method) -> Response {
         ErrorKind::InvalidRequest,
         format!("JSON-RPC requests are POSTed to this endpoint, not sent with {method}"),
     );
-    let mut response = json_response(
-        StatusCode::METHOD_NOT_ALLOWED,
-        &RpcResponse::<Value>::error(Id::Null, error),
-    );
-    response
-        .headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static("POST"));
-    response
+    error_response(
+        Id::Null,
+        error,
+        Framing::Status(StatusCode::METHOD_NOT_ALLOWED),
+    )
 }
 
 /// The `tenant` member that every v1.0 request's params have.
@@ -126,11 +146,19 @@ pub(crate) async fn serve(
 ) -> Response {
     let bytes = match read_body(&headers, body, state.config.body_limit).await {
         Ok(b) => b,
-        Err(e) => return error_response(Id::Null, e),
+        Err(e) => return error_response(Id::Null, e, Framing::Call),
     };
-    let req = match RawRequest::parse_raw(&bytes) {
+    let req = match RawRequest::parse(&bytes) {
         Ok(r) => r,
-        Err(response) => return json_response(StatusCode::OK, &*response),
+        Err(rejected) => {
+            // The parser answers with a whole error response; render it like every other.
+            let id = rejected.id.clone();
+            let error = rejected
+                .into_result()
+                .err()
+                .unwrap_or_else(|| ErrorKind::Internal.into());
+            return error_response(id, error, Framing::Call);
+        }
     };
     let id = req.id.clone();
     let cx = match call_context(&headers, query.as_deref()) {
@@ -138,25 +166,23 @@ pub(crate) async fn serve(
             c.scope.owner = principal.map(|p| p.0.0);
             c
         }
-        Err(e) => return error_response(id, e),
+        Err(e) => return error_response(id, e, Framing::Call),
     };
     let handler = &state.handler;
     let active = match handler.activated_extensions(&cx) {
         Ok(a) => a,
-        Err(e) => return error_response(id, e),
+        Err(e) => return error_response(id, e, Framing::Call),
     };
     let mut response = if let Some(method) = Method::from_name(&req.method) {
         dispatch_v1(&state, handler, cx, method, &req).await
     } else if let Some(method) = Method::from_v03_name(&req.method) {
         Box::pin(dispatch_v03(&state, handler, cx, method, &req)).await
     } else {
-        error_response(
-            id,
-            Error::new(
-                ErrorKind::MethodNotFound,
-                format!("Method not found: {:?}", req.method),
-            ),
-        )
+        let error = Error::new(
+            ErrorKind::MethodNotFound,
+            format!("Method not found: {:?}", req.method),
+        );
+        error_response(id, error, Framing::Call)
     };
     if let Some(v) = extensions_header(&active) {
         response.headers_mut().insert("a2a-extensions", v);
@@ -167,7 +193,7 @@ pub(crate) async fn serve(
 fn unary<T: Serialize>(id: Id, result: Result<T, Error>) -> Response {
     match result {
         Ok(r) => json_response(StatusCode::OK, &RpcResponse::result(id, r)),
-        Err(e) => error_response(id, e),
+        Err(e) => error_response(id, e, Framing::Call),
     }
 }
 
@@ -186,7 +212,7 @@ async fn dispatch_v1(
         ($operation:ident) => {
             match params(req, &mut cx) {
                 Ok(p) => unary(id, Box::pin(h.$operation(&cx, p)).await),
-                Err(e) => error_response(id, e),
+                Err(e) => error_response(id, e, Framing::Call),
             }
         };
     }
@@ -214,7 +240,11 @@ async fn dispatch_v1(
         Method::ListTaskPushNotificationConfigs => call!(list_push_configs),
         Method::DeleteTaskPushNotificationConfig => call!(delete_push_config),
         Method::GetExtendedAgentCard => call!(get_extended_agent_card),
-        _ => error_response(id, Error::from_kind(ErrorKind::MethodNotFound)),
+        _ => error_response(
+            id,
+            Error::from_kind(ErrorKind::MethodNotFound),
+            Framing::Call,
+        ),
     }
 }
 
@@ -223,7 +253,7 @@ fn stream_v1(state: &AppState, id: Id, stream: Result<crate::EventStream, Error>
         Ok(events) => sse::respond(events, state.config.keep_alive, move |e: &StreamEvent| {
             serde_json::to_string(&RpcResponse::result(id.clone(), &e.event))
         }),
-        Err(e) => error_response(id, e),
+        Err(e) => error_response(id, e, Framing::Call),
     }
 }
 
@@ -239,7 +269,7 @@ async fn dispatch_v03(
     cx.v03 = true;
     let params = match v03::decode_params(method, &req.params_value()) {
         Ok(p) => p,
-        Err(e) => return error_response(id, e),
+        Err(e) => return error_response(id, e, Framing::Call),
     };
     match params {
         Params::SendMessage(p) if method == Method::SendStreamingMessage => {
@@ -256,7 +286,7 @@ async fn dispatch_v03(
                     .await
                     .map(|r| v03::encode_send_response(&r.into())),
             ),
-            Err(e) => error_response(id, e),
+            Err(e) => error_response(id, e, Framing::Call),
         },
         Params::SubscribeToTask(p) => {
             let stream = h.subscribe_to_task(&cx, p).await;
@@ -297,8 +327,12 @@ async fn dispatch_v03(
                 .await
                 .map(|c| v03::encode_card(&c)),
         ),
-        Params::ListTasks(_) => error_response(id, Error::from_kind(ErrorKind::MethodNotFound)),
-        _ => error_response(id, Error::from_kind(ErrorKind::MethodNotFound)),
+        // ListTasks did not exist in v0.3.
+        _ => error_response(
+            id,
+            Error::from_kind(ErrorKind::MethodNotFound),
+            Framing::Call,
+        ),
     }
 }
 
@@ -310,12 +344,6 @@ fn stream_v03(state: &AppState, id: Id, stream: Result<crate::EventStream, Error
                 v03::encode_stream_event(&e.event),
             ))
         }),
-        // v0.3 clients read a streaming method's answer only as an event stream, errors
-        // included (the v0.3 SendStreamingMessageResponse is a result or an error): one
-        // `data:` carrying the JSON-RPC error, then the stream ends. (v1.0 answers with a
-        // plain error response, as the v1.0 spec says.)
-        Err(e) => sse::error_event(
-            serde_json::to_string(&RpcResponse::<Value>::error(id, e)).unwrap_or_default(),
-        ),
+        Err(e) => error_response(id, e, Framing::V03Stream),
     }
 }

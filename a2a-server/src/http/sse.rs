@@ -2,6 +2,7 @@
 //! event, `: keep-alive` comments while idle, and the response ends after the last event.
 
 use crate::handler::{EventStream, StreamEvent};
+use a2a_core::{Error, ErrorKind};
 use axum::http::{HeaderValue, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -9,7 +10,8 @@ use futures::StreamExt as _;
 use std::convert::Infallible;
 use std::time::Duration;
 
-/// Turns an event stream into an SSE response; `encode` writes each event's `data` JSON.
+/// Turns an event stream into an SSE response; `encode` writes each event's `data` JSON. An
+/// event that fails to serialize becomes an `event: error` with a `google.rpc.Status` body.
 pub(crate) fn respond(
     events: EventStream,
     keep_alive: Duration,
@@ -20,14 +22,13 @@ pub(crate) fn respond(
             Ok(json) => Event::default().data(json),
             Err(err) => {
                 tracing::error!(error = %err, "an SSE event failed to serialize");
-                Event::default().event("error").data(
-                    serde_json::json!({"error": {
-                        "code": 500,
-                        "status": "INTERNAL",
-                        "message": format!("event serialization failed: {err}"),
-                    }})
-                    .to_string(),
-                )
+                let error = Error::new(
+                    ErrorKind::Internal,
+                    format!("event serialization failed: {err}"),
+                );
+                Event::default()
+                    .event("error")
+                    .data(error.to_status_body().to_string())
             }
         };
         let event = if e.seq > 0 {
