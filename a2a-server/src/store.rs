@@ -11,6 +11,11 @@
 //! `1, 2, 3, …` and a stream can be resumed after any sequence number
 //! ([`TaskStore::events`]).
 //!
+//! A store may keep a task as a snapshot plus the log events after it, and fold them at read
+//! time: the sled store writes the whole task only at status updates and once every
+//! [`SNAPSHOT_EVERY`] events, so that a long chunked artifact stream writes its chunks, not
+//! the growing task again for each chunk.
+//!
 //! The traits use only values of the wire model (tasks shared behind an [`Arc`]: a stored
 //! snapshot is never changed, a write stores a new one), so that a networked backend shared by
 //! several server replicas can implement them.
@@ -29,9 +34,13 @@ mod list_tests;
 mod memory;
 #[cfg(feature = "sled")]
 mod sled;
+#[cfg(test)]
+pub(crate) mod tests;
 
 #[cfg(feature = "sled")]
-pub use self::sled::{DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SledStore};
+pub use self::sled::{
+    DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SNAPSHOT_EVERY, SledStore,
+};
 pub use memory::MemoryStore;
 
 /// The hash map of the server's in-memory indexes: foldhash, several times cheaper than the
@@ -257,6 +266,12 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Replaces the task if its stored version is `expected_version`, and appends `event` to
     /// its log at seq `expected_version + 1`, atomically. Returns the new record.
+    ///
+    /// Unless `event` is a status update or a whole task, `task` must be the stored task with
+    /// `event` applied ([`Task::apply`]), as the engine builds it: a store may then keep only
+    /// the event and fold it at read time (the sled store does, see [`SNAPSHOT_EVERY`]). A
+    /// status update may come with other changes (a continuation adds the user's message to
+    /// the history), so it is always stored with the whole task.
     async fn update(
         &self,
         task: Arc<Task>,
@@ -375,277 +390,4 @@ pub(crate) fn decode_page_token(
     let (millis, id) = raw.split_once('.').ok_or(StoreError::InvalidPageToken)?;
     let millis: i64 = millis.parse().map_err(|_| StoreError::InvalidPageToken)?;
     Ok((std::cmp::Reverse(millis), id.to_owned()))
-}
-
-#[cfg(test)]
-pub(crate) mod tests {
-    //! Behaviour every store must have; each implementation runs these.
-    use super::*;
-    use a2a_core::TaskStatus;
-
-    pub(crate) fn task_at(id: &str, ctx: &str, state: TaskState, millis: i64) -> Task {
-        let mut status = TaskStatus::new(state);
-        status.timestamp = Timestamp::from_unix_millis(millis);
-        Task::new(id, ctx, status)
-    }
-
-    pub(crate) fn status_event(t: &Task) -> StreamResponse {
-        StreamResponse::StatusUpdate(a2a_core::TaskStatusUpdateEvent {
-            task_id: t.id.clone(),
-            context_id: t.context_id.clone(),
-            status: t.status.clone(),
-            metadata: None,
-        })
-    }
-
-    pub(crate) async fn create_get_update(store: &dyn TaskStore) {
-        let t = task_at("t1", "c1", TaskState::Submitted, 1000);
-        let created = store
-            .create(Arc::new(t.clone()), Scope::default())
-            .await
-            .unwrap();
-        assert_eq!(created.version, 1);
-        assert!(matches!(
-            store.create(Arc::new(t.clone()), Scope::default()).await,
-            Err(StoreError::AlreadyExists(_))
-        ));
-        let mut next = t.clone();
-        next.status.state = TaskState::Working;
-        let updated = store
-            .update(Arc::new(next.clone()), 1, &status_event(&next))
-            .await
-            .unwrap();
-        assert_eq!(updated.version, 2);
-        assert!(matches!(
-            store
-                .update(Arc::new(next.clone()), 1, &status_event(&next))
-                .await,
-            Err(StoreError::VersionConflict {
-                expected: 1,
-                found: 2
-            })
-        ));
-        let got = store.get(&TaskId::from("t1")).await.unwrap().unwrap();
-        assert_eq!(*got.task, next);
-        assert_eq!(got.version, 2);
-        // The log: the creation snapshot at 1, the update at 2; the failed write logged nothing.
-        let log = store.events(&TaskId::from("t1"), 0, 100).await.unwrap();
-        assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
-        assert_eq!(log[0].event, StreamResponse::Task(t.clone()));
-        assert_eq!(log[1].event, status_event(&next));
-        assert_eq!(
-            store
-                .events(&TaskId::from("t1"), 1, 100)
-                .await
-                .unwrap()
-                .len(),
-            1
-        );
-        assert!(
-            store
-                .events(&TaskId::from("t1"), 2, 100)
-                .await
-                .unwrap()
-                .is_empty()
-        );
-        assert!(store.get(&TaskId::from("nope")).await.unwrap().is_none());
-        let ghost = task_at("nope", "c", TaskState::Working, 1);
-        assert!(matches!(
-            store
-                .update(Arc::new(ghost.clone()), 1, &status_event(&ghost))
-                .await,
-            Err(StoreError::NotFound(_))
-        ));
-    }
-
-    pub(crate) async fn log_pages_retention_and_claims(store: &dyn TaskStore) {
-        let mut t = task_at("long", "c", TaskState::Working, 10);
-        store
-            .create(Arc::new(t.clone()), Scope::default())
-            .await
-            .unwrap();
-        for v in 1..600u64 {
-            t.status.timestamp = Timestamp::from_unix_millis(10 + v as i64);
-            store
-                .update(Arc::new(t.clone()), v, &status_event(&t))
-                .await
-                .unwrap();
-        }
-        let mut seen = 0;
-        loop {
-            let page = store.events(&t.id, seen, 256).await.unwrap();
-            if page.is_empty() {
-                break;
-            }
-            assert!(page.len() <= 256);
-            for e in &page {
-                seen += 1;
-                assert_eq!(e.seq, seen, "gap-free, in order");
-            }
-        }
-        assert_eq!(seen, 600);
-
-        for (i, state) in [
-            TaskState::Completed,
-            TaskState::Failed,
-            TaskState::InputRequired,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            store
-                .create(
-                    Arc::new(task_at(&format!("old{i}"), "c", state, 5)),
-                    Scope::default(),
-                )
-                .await
-                .unwrap();
-        }
-        store
-            .create(
-                Arc::new(task_at("new", "c", TaskState::Completed, 10_000)),
-                Scope::default(),
-            )
-            .await
-            .unwrap();
-        let expired = store
-            .terminal_before(Timestamp::from_unix_millis(1000).unwrap(), 10)
-            .await
-            .unwrap();
-        let mut ids: Vec<String> = expired.iter().map(ToString::to_string).collect();
-        ids.sort();
-        assert_eq!(ids, ["old0", "old1"], "only old terminal tasks");
-        for id in &expired {
-            assert!(store.delete(id).await.unwrap());
-            assert!(store.get(id).await.unwrap().is_none());
-            assert!(store.events(id, 0, 10).await.unwrap().is_empty());
-        }
-        assert!(!store.delete(&TaskId::from("old0")).await.unwrap());
-        let page = store
-            .list(&ListQuery {
-                page_size: 100,
-                ..ListQuery::default()
-            })
-            .await
-            .unwrap();
-        assert_eq!(page.total_size, 3, "long, old2 and new remain");
-
-        let claim = |task: &str, ms| MessageClaim {
-            task_id: task.into(),
-            reply: None,
-            received_ms: ms,
-        };
-        assert_eq!(
-            store.claim_message("k1", claim("a", 1)).await.unwrap(),
-            None
-        );
-        assert_eq!(
-            store.claim_message("k1", claim("b", 2)).await.unwrap(),
-            Some(claim("a", 1))
-        );
-        let mut with_reply = claim("a", 1);
-        with_reply.reply = Some(Message::agent_text("hi"));
-        store.update_claim("k1", with_reply.clone()).await.unwrap();
-        assert_eq!(
-            store.claim_message("k1", claim("c", 3)).await.unwrap(),
-            Some(with_reply)
-        );
-        assert_eq!(
-            store.claim_message("k2", claim("d", 50)).await.unwrap(),
-            None
-        );
-        assert_eq!(
-            store.claim_message("k3", claim("g", 50)).await.unwrap(),
-            None
-        );
-        store.release_claim("k3").await.unwrap();
-        assert_eq!(
-            store.claim_message("k3", claim("h", 50)).await.unwrap(),
-            None
-        );
-        store.release_claim("k3").await.unwrap();
-        store.release_claim("never-claimed").await.unwrap();
-        assert_eq!(store.expire_claims(10).await.unwrap(), 1);
-        assert_eq!(
-            store.claim_message("k1", claim("e", 60)).await.unwrap(),
-            None
-        );
-        assert!(
-            store
-                .claim_message("k2", claim("f", 60))
-                .await
-                .unwrap()
-                .is_some()
-        );
-    }
-
-    pub(crate) async fn list_orders_filters_and_pages(store: &dyn TaskStore) {
-        for i in 0..25 {
-            let ctx = if i % 2 == 0 { "even" } else { "odd" };
-            let state = if i % 3 == 0 {
-                TaskState::Completed
-            } else {
-                TaskState::Working
-            };
-            store
-                .create(
-                    Arc::new(task_at(&format!("t{i:02}"), ctx, state, 1000 + i)),
-                    Scope::default(),
-                )
-                .await
-                .unwrap();
-        }
-        // Another tenant's task is never listed.
-        let other = Scope {
-            tenant: Some("other".into()),
-            owner: None,
-        };
-        store
-            .create(
-                Arc::new(task_at("hidden", "even", TaskState::Working, 5000)),
-                other,
-            )
-            .await
-            .unwrap();
-
-        let mut seen = Vec::new();
-        let mut query = ListQuery {
-            page_size: 7,
-            ..ListQuery::default()
-        };
-        loop {
-            let page = store.list(&query).await.unwrap();
-            assert_eq!(page.total_size, 25);
-            seen.extend(page.tasks.iter().map(|t| t.task.id.to_string()));
-            match page.next_page_token {
-                Some(token) => query.page_token = Some(token),
-                None => break,
-            }
-        }
-        let expected: Vec<String> = (0..25).rev().map(|i| format!("t{i:02}")).collect();
-        assert_eq!(seen, expected, "newest first, every task exactly once");
-
-        let query = ListQuery {
-            page_size: 100,
-            context_id: Some("even".into()),
-            status: Some(TaskState::Completed),
-            status_timestamp_after: Timestamp::from_unix_millis(1006),
-            ..ListQuery::default()
-        };
-        let page = store.list(&query).await.unwrap();
-        let ids: Vec<String> = page.tasks.iter().map(|t| t.task.id.to_string()).collect();
-        assert_eq!(ids, ["t24", "t18", "t12", "t06"]);
-        assert_eq!(page.total_size, 4);
-        assert!(page.next_page_token.is_none());
-
-        let bad = ListQuery {
-            page_size: 5,
-            page_token: Some("!!".into()),
-            ..ListQuery::default()
-        };
-        assert!(matches!(
-            store.list(&bad).await,
-            Err(StoreError::InvalidPageToken)
-        ));
-    }
 }

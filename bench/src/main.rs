@@ -6,6 +6,7 @@
 //! a2a-bench run --url http://127.0.0.1:8080 --scenario send -c 16 -d 5 --server-pid 1234
 //! a2a-bench run --url http://127.0.0.1:8080 --scenario subscribe --subscribers 10000
 //! a2a-bench store --checkpoints 100000,1000000
+//! a2a-bench chunks --chunks 10000
 //! a2a-bench list --dir /tmp/a2a-list-1m --tasks 1000000
 //! a2a-bench report results.jsonl
 //! ```
@@ -13,6 +14,7 @@
 //! See `bench/README.md` for the methodology and the comparison script.
 
 mod callgrind;
+mod chunks_probe;
 mod http;
 mod idle_probe;
 mod list_probe;
@@ -37,6 +39,9 @@ enum Command {
     Run(load::RunArgs),
     /// Fills a task store and reports memory and ListTasks latency.
     Store(store_probe::StoreArgs),
+    /// Streams a long chunked artifact into one task on sled and reports bytes written, wall
+    /// time and CPU time.
+    Chunks(chunks_probe::ChunksArgs),
     /// Fills a store with many scoped tasks and measures ListTasks per filter, and SendMessage
     /// latency while ListTasks callers run.
     List(list_probe::ListArgs),
@@ -92,6 +97,13 @@ fn main() {
                 .build()
                 .expect("a tokio runtime");
             rt.block_on(store_probe::probe(args))
+        }
+        Command::Chunks(args) => {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a tokio runtime");
+            rt.block_on(chunks_probe::probe(args))
         }
         Command::List(args) => list_probe::probe(args),
         Command::Idle(args) => {

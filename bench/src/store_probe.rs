@@ -62,7 +62,8 @@ struct Checkpoint {
     get_task_p50_us: f64,
 }
 
-fn dir_size(dir: &Path) -> u64 {
+/// The total size of the files under `dir`.
+pub(crate) fn dir_size(dir: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };

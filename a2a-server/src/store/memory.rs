@@ -388,6 +388,11 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn memory_store_reads_a_long_append_stream_as_its_fold() {
+        crate::store::tests::long_append_stream_reads_back_as_its_fold(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
     async fn memory_store_lists_newest_first_with_filters_and_pages() {
         crate::store::tests::list_orders_filters_and_pages(&MemoryStore::new()).await;
     }

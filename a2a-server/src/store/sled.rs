@@ -1,27 +1,33 @@
 //! The durable [`TaskStore`] on [sled](https://docs.rs/sled), an embedded database: nothing to
 //! install, data in one directory.
 //!
-//! Layout: tree `tasks` maps a task id to its JSON record; tree `task_index` maps
-//! `(i64::MAX - status millis, big-endian) ++ id` to nothing, so that a forward scan lists the
-//! newest status first (retention walks it from the oldest end); tree `task_lists` holds the
-//! listing indexes of `store::index` (keys under scope, scope+context, scope+state and
-//! scope+context+state prefixes, newest first), so that a listing reads only its page; tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq,
-//! u64 big-endian)` to the JSON event, so that a task's log is one ordered range; tree
-//! `message_claims` maps a deduplication key to its claim. Each write updates the task, the
-//! index and the log (see `SledStore::write` for how that is atomic without a sled
-//! transaction), and [`TaskStore::sync`] flushes to disk.
+//! Layout: tree `tasks` maps a task id to its JSON snapshot (a [`StoredTask`] at the version
+//! it was taken); tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq, u64
+//! big-endian)` to the JSON event, so that a task's log is one ordered range; tree
+//! `task_index` maps `(i64::MAX - status millis, big-endian) ++ id` to nothing, so that a
+//! forward scan lists the newest status first (retention walks it from the oldest end); tree
+//! `task_lists` holds the listing indexes of `store::index` (keys under scope, scope+context,
+//! scope+state and scope+context+state prefixes, newest first), so that a listing reads only
+//! its page; tree `message_claims` maps a deduplication key to its claim.
 //!
-//! Recently written and read task records are also kept decoded (up to
-//! [`RECENT_CACHE_BYTES`] of record size): reading one, or writing its next version, then
-//! neither reads nor decodes its JSON record. Every write goes through the store, so the
-//! cached record is always the committed one.
+//! Writes are event-sourced (see `store/sled/record.rs`): a task's current version is its
+//! snapshot with the log events after it applied. A status update writes a snapshot with its
+//! event; an artifact chunk or an agent message writes only its event, until
+//! [`SNAPSHOT_EVERY`] events have accumulated since the snapshot. Status updates alone move
+//! the listing indexes, so they always match the snapshot. [`TaskStore::sync`] flushes to
+//! disk.
+//!
+//! Recently written and read tasks are also kept materialized (up to [`RECENT_CACHE_BYTES`]
+//! of snapshot and event JSON): reading one, or writing its next version, then neither reads
+//! nor decodes anything. Every write goes through the store, so the cached task is always the
+//! committed one.
 
 use super::index::{self, Counts, Listed};
 use super::{
     ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError, StoredTask,
     TaskStore,
 };
-use crate::cache::{Fifo, Weigh};
+use crate::cache::Fifo;
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
 use std::collections::HashMap;
@@ -31,6 +37,10 @@ use std::time::Duration;
 
 mod list;
 mod open;
+mod record;
+
+use record::Record;
+pub use record::SNAPSHOT_EVERY;
 
 /// A task store in a sled database directory.
 #[derive(Clone, Debug)]
@@ -56,33 +66,20 @@ pub struct SledStore {
     /// of decoding tasks. Counted from the `tasks` tree when the store opens, then kept up to
     /// date by every write.
     counts: Arc<Mutex<Counts>>,
-    /// Write locks by task id hash: held by a write from its first index insert to its last
-    /// index removal, and by a listing that removes an index entry it found stale, so that the
+    /// Write locks by task id hash: held by a write from its version check to its last index
+    /// removal (so that writes of one task are serialized and the check is exact), and by a listing that removes an index entry it found stale, so that the
     /// listing cannot remove the entry of a write still in flight.
     stripes: Arc<[Mutex<()>]>,
     /// Index entries visited by listings (to test that a page costs O(page)).
     #[cfg(test)]
     visited: Arc<AtomicU64>,
-    /// Recently used task records, decoded.
+    /// Recently used tasks, materialized (see `record::Record`).
     recent: Arc<Mutex<Fifo<Record>>>,
 }
 
-/// How many bytes of task records (their JSON size) the decoded-record cache holds.
+/// How many bytes of tasks the recent-task cache holds, counted as the JSON size of each
+/// task's snapshot and of the log events after it.
 pub const RECENT_CACHE_BYTES: usize = 16 * 1024 * 1024;
-
-/// A committed task record: decoded, and as stored (the expected value of the next write's
-/// compare-and-swap).
-#[derive(Clone, Debug)]
-struct Record {
-    stored: StoredTask,
-    raw: sled::IVec,
-}
-
-impl Weigh for Record {
-    fn weight(&self) -> usize {
-        self.raw.len()
-    }
-}
 
 /// Group commit: one flush at a time, shared by every caller whose writes it covers.
 ///
@@ -185,126 +182,6 @@ impl SledStore {
         &self.db
     }
 
-    /// Writes a new version of a task: its event first, then its new index keys (retention's
-    /// and the listing ones that change), then the task record itself (the commit point, a
-    /// compare-and-swap against the record it replaces), then the removal of the old index
-    /// keys and the update of the listing counts. A crash at any step leaves the previous
-    /// version intact: an event beyond the task's version and an index key that does not match
-    /// the task are ignored by every read (and a listing that meets such a key removes it).
-    ///
-    /// No sled transaction or batch is used: in sled 0.34 they switch every thread to a
-    /// reader-writer lock that can deadlock against a concurrent `flush` (which we call before
-    /// every acknowledgement). The runtime serializes writes to one task, and the
-    /// compare-and-swap turns a second writer into a [`StoreError::VersionConflict`].
-    fn write(
-        &self,
-        stored: StoredTask,
-        previous: Option<Record>,
-        event: Vec<u8>,
-    ) -> Result<StoredTask, StoreError> {
-        let id = stored.task.id.as_str();
-        let value = sled::IVec::from(encode(&stored)?);
-        let new_key = index_key(stored.sort_millis(), id);
-        // An artifact or a message leaves the listing keys (and counts) as they are.
-        let relist = previous
-            .as_ref()
-            .is_none_or(|p| !index::unmoved(&p.stored, &stored));
-        let new_listed = relist.then(|| Listed::of(&stored));
-        let old_listed = previous
-            .as_ref()
-            .filter(|_| relist)
-            .map(|p| Listed::of(&p.stored));
-        let new_lists = new_listed.as_ref().map(index::keys).unwrap_or_default();
-        let old_lists = old_listed.as_ref().map(index::keys).unwrap_or_default();
-        let _stripe = self.stripe(id);
-        self.events
-            .insert(log_key(id, stored.version), event)
-            .map_err(backend)?;
-        self.index
-            .insert(new_key.as_slice(), &[] as &[u8])
-            .map_err(backend)?;
-        for k in new_lists.iter().filter(|k| !old_lists.contains(k)) {
-            self.lists
-                .insert(k.as_slice(), &[] as &[u8])
-                .map_err(backend)?;
-        }
-        let expected = previous.as_ref().map(|p| p.raw.clone());
-        let swapped = self
-            .tasks
-            .compare_and_swap(id.as_bytes(), expected, Some(value.clone()))
-            .map_err(backend)?;
-        if let Err(e) = swapped {
-            self.recent
-                .lock()
-                .expect("cache lock")
-                .remove(&stored.task.id);
-            // The listing keys this write added point at nothing committed: remove those that
-            // are not keys of the current record (no other write of this task is in flight
-            // while we hold its lock).
-            let current = match &e.current {
-                Some(bytes) => index::keys(&Listed::of(&decode(bytes)?)).to_vec(),
-                None => Vec::new(),
-            };
-            for k in new_lists.iter().filter(|k| !old_lists.contains(k)) {
-                if !current.contains(k) {
-                    self.lists.remove(k.as_slice()).map_err(backend)?;
-                }
-            }
-            return Err(match (e.current, previous) {
-                (Some(_), None) => StoreError::AlreadyExists(stored.task.id.clone()),
-                (None, _) => StoreError::NotFound(stored.task.id.clone()),
-                (Some(bytes), Some(p)) => StoreError::VersionConflict {
-                    expected: p.stored.version,
-                    found: decode(&bytes)?.version,
-                },
-            });
-        }
-        self.wrote();
-        self.recent.lock().expect("cache lock").put(
-            stored.task.id.clone(),
-            Record {
-                stored: stored.clone(),
-                raw: value,
-            },
-        );
-        if let Some(new) = &new_listed {
-            let mut counts = self.counts.lock().expect("counts lock");
-            match &old_listed {
-                Some(old) => counts.replace(old, new),
-                None => counts.apply(new, true),
-            }
-        }
-        if let Some(p) = previous {
-            let old_key = index_key(p.stored.sort_millis(), id);
-            if old_key != new_key {
-                self.index.remove(old_key).map_err(backend)?;
-            }
-        }
-        for k in old_lists.iter().filter(|k| !new_lists.contains(k)) {
-            self.lists.remove(k.as_slice()).map_err(backend)?;
-        }
-        Ok(stored)
-    }
-
-    /// The committed record of a task: from the cache, or read, decoded and cached. The read
-    /// happens under the cache's lock, so a record read before a write can never be cached
-    /// after that write's.
-    fn load(&self, id: &TaskId) -> Result<Option<Record>, StoreError> {
-        let mut recent = self.recent.lock().expect("cache lock");
-        if let Some(hit) = recent.get(id) {
-            return Ok(Some(hit));
-        }
-        let Some(raw) = self.tasks.get(id.as_str().as_bytes()).map_err(backend)? else {
-            return Ok(None);
-        };
-        let record = Record {
-            stored: decode(&raw)?,
-            raw,
-        };
-        recent.put(id.clone(), record.clone());
-        Ok(Some(record))
-    }
-
     /// The key and record of a task's webhook registration (through `push_ids`).
     fn find_push(
         &self,
@@ -357,20 +234,13 @@ impl TaskStore for SledStore {
             version: 1,
             scope,
         };
-        if self
-            .tasks
-            .contains_key(stored.task.id.as_str().as_bytes())
-            .map_err(backend)?
-        {
-            return Err(StoreError::AlreadyExists(stored.task.id.clone()));
-        }
         // The creation event `{"task": …}`, serialized from the shared task without a copy.
         #[derive(serde::Serialize)]
         struct Created<'a> {
             task: &'a Task,
         }
         let event = serde_json::to_vec(&Created { task: &stored.task }).map_err(backend)?;
-        self.write(stored, None, event)
+        self.create_record(stored, event)
     }
 
     async fn update(
@@ -379,22 +249,7 @@ impl TaskStore for SledStore {
         expected_version: u64,
         event: &StreamResponse,
     ) -> Result<StoredTask, StoreError> {
-        let Some(previous) = self.load(&task.id)? else {
-            return Err(StoreError::NotFound(task.id.clone()));
-        };
-        if previous.stored.version != expected_version {
-            return Err(StoreError::VersionConflict {
-                expected: expected_version,
-                found: previous.stored.version,
-            });
-        }
-        let stored = StoredTask {
-            task,
-            version: expected_version + 1,
-            scope: previous.stored.scope.clone(),
-        };
-        let event = serde_json::to_vec(event).map_err(backend)?;
-        self.write(stored, Some(previous), event)
+        self.update_record(task, expected_version, event)
     }
 
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
@@ -423,9 +278,8 @@ impl TaskStore for SledStore {
         let mut out = Vec::new();
         for entry in self.events.range(start..=end).take(limit) {
             let (key, value) = entry.map_err(backend)?;
-            let seq_bytes: [u8; 8] = key[key.len() - 8..].try_into().map_err(backend_msg)?;
             out.push(LoggedEvent {
-                seq: u64::from_be_bytes(seq_bytes),
+                seq: record::seq_of(&key)?,
                 event: serde_json::from_slice(&value).map_err(backend)?,
             });
         }

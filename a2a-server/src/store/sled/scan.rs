@@ -74,9 +74,11 @@ impl SledStore {
         let mut out = Vec::new();
         for entry in self.tasks.iter() {
             let (_, bytes) = entry.map_err(backend)?;
-            let t = decode(&bytes)?;
-            if states.contains(&t.task.status.state) {
-                out.push(t);
+            let snapshot = decode(&bytes)?;
+            // A snapshot has the task's current state (only status updates change it, and
+            // each one writes a snapshot): only the matches are materialized.
+            if states.contains(&snapshot.task.status.state) {
+                out.push(self.materialize(snapshot, bytes.len())?.stored);
             }
         }
         Ok(out)

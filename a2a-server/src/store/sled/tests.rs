@@ -1,4 +1,5 @@
-//! The sled store's tests: the shared store behaviour, reopening, and the listing indexes.
+//! The sled store's tests: the shared store behaviour, reopening, the listing indexes, and
+//! snapshots with the log events folded onto them.
 
 use super::*;
 use std::time::Instant;
@@ -161,4 +162,168 @@ async fn sled_store_a_refused_write_leaves_no_listing_key() {
         4 * model.len(),
         "only the committed keys"
     );
+}
+
+/// Forgets every cached task, so that the next reads materialize from disk.
+fn forget_cached(store: &SledStore) {
+    *store.recent.lock().unwrap() = Fifo::new(RECENT_CACHE_BYTES);
+}
+
+/// The version of a task's snapshot in tree `tasks`.
+fn snapshot_version(store: &SledStore, id: &str) -> u64 {
+    decode(&store.tasks.get(id).unwrap().unwrap())
+        .unwrap()
+        .version
+}
+
+#[tokio::test]
+async fn sled_store_reads_a_long_append_stream_as_its_fold_from_cache_disk_and_reopen() {
+    use crate::store::tests::{fold_of_log, long_append_stream_reads_back_as_its_fold};
+    let dir = tempfile::tempdir().unwrap();
+    let expected = {
+        let store = SledStore::open(dir.path()).unwrap();
+        let expected = long_append_stream_reads_back_as_its_fold(&store).await;
+        forget_cached(&store);
+        let id = &expected.task.id;
+        assert_eq!(store.get(id).await.unwrap().unwrap(), expected);
+        assert_eq!(
+            snapshot_version(&store, id.as_str()),
+            expected.version,
+            "the last status update wrote a snapshot"
+        );
+        store.sync().await.unwrap();
+        expected
+    };
+    let store = SledStore::open(dir.path()).unwrap();
+    let id = &expected.task.id;
+    assert_eq!(store.get(id).await.unwrap().unwrap(), expected);
+    assert_eq!(fold_of_log(&store, id).await.1, expected.version);
+    let done = store
+        .tasks_in_states(&[TaskState::Completed])
+        .await
+        .unwrap();
+    assert_eq!(done, [expected]);
+}
+
+#[tokio::test]
+async fn sled_store_snapshots_every_so_many_events_and_folds_the_rest() {
+    use crate::store::tests::{chunk, task_at, write};
+    let dir = tempfile::tempdir().unwrap();
+    let k = usize::try_from(SNAPSHOT_EVERY).unwrap();
+    // Created WORKING (a snapshot at version 1), then `n` chunks: version n + 1.
+    let cases = [k - 2, k - 1, k, k + 1, 2 * k - 1, 2 * k, 2 * k + 3];
+    let mut expected = Vec::new();
+    {
+        let store = SledStore::open(dir.path()).unwrap();
+        for n in cases {
+            let t = task_at(&format!("n{n}"), "c", TaskState::Working, 10);
+            let mut stored = store
+                .create(Arc::new(t.clone()), Scope::default())
+                .await
+                .unwrap();
+            for i in 0..n {
+                stored = write(&store, &stored, chunk(&t, "a", i)).await;
+            }
+            let version = u64::try_from(n).unwrap() + 1;
+            assert_eq!(stored.version, version);
+            let snapshot = snapshot_version(&store, t.id.as_str());
+            assert_eq!(
+                snapshot,
+                version - (version - 1) % SNAPSHOT_EVERY,
+                "a snapshot once every {SNAPSHOT_EVERY} events, for {n} chunks"
+            );
+            assert!(version - snapshot < SNAPSHOT_EVERY);
+            expected.push(stored);
+        }
+        forget_cached(&store);
+        for e in &expected {
+            assert_eq!(store.get(&e.task.id).await.unwrap().as_ref(), Some(e));
+        }
+        store.sync().await.unwrap();
+    }
+    let store = SledStore::open(dir.path()).unwrap();
+    for e in &expected {
+        assert_eq!(store.get(&e.task.id).await.unwrap().as_ref(), Some(e));
+    }
+    forget_cached(&store);
+    let page = store
+        .list(&ListQuery {
+            page_size: 100,
+            ..ListQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.tasks.len(), cases.len());
+    for t in page.tasks {
+        assert!(
+            expected.contains(&t),
+            "listed as materialized: {}",
+            t.task.id
+        );
+    }
+    forget_cached(&store);
+    let mut working = store.tasks_in_states(&[TaskState::Working]).await.unwrap();
+    working.sort_by_key(|t| t.version);
+    assert!(working == expected, "recovery reads materialized tasks");
+}
+
+#[tokio::test]
+async fn sled_store_ignores_a_status_event_whose_snapshot_was_not_written() {
+    use crate::store::tests::{chunk, status_event, task_at, write};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    let t = task_at("crashed", "c", TaskState::Working, 10);
+    let mut stored = store
+        .create(Arc::new(t.clone()), Scope::default())
+        .await
+        .unwrap();
+    for i in 0..5 {
+        stored = write(&store, &stored, chunk(&t, "a", i)).await;
+    }
+    // What a crash between a status update's event and its snapshot leaves behind.
+    let mut failed = Task::clone(&stored.task);
+    failed.status.state = TaskState::Failed;
+    let orphan = serde_json::to_vec(&status_event(&failed)).unwrap();
+    store
+        .events
+        .insert(log_key("crashed", stored.version + 1), orphan)
+        .unwrap();
+    forget_cached(&store);
+    assert_eq!(store.get(&t.id).await.unwrap().unwrap(), stored);
+    assert_eq!(
+        store.events(&t.id, 0, 100).await.unwrap().len(),
+        6,
+        "the orphan is not in the log"
+    );
+    // The next write takes its place.
+    stored = write(&store, &stored, chunk(&t, "a", 5)).await;
+    forget_cached(&store);
+    assert_eq!(store.get(&t.id).await.unwrap().unwrap(), stored);
+    let (folded, seq) = crate::store::tests::fold_of_log(&store, &t.id).await;
+    assert_eq!((folded, seq), (Task::clone(&stored.task), 7));
+}
+
+#[tokio::test]
+async fn sled_store_creates_a_task_afresh_over_the_log_a_cut_short_delete_left() {
+    use crate::store::tests::{chunk, task_at, write};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    let t = task_at("reused", "c", TaskState::Working, 10);
+    let mut stored = store
+        .create(Arc::new(t.clone()), Scope::default())
+        .await
+        .unwrap();
+    for i in 0..3 {
+        stored = write(&store, &stored, chunk(&t, "a", i)).await;
+    }
+    // `delete` removes the record first; a crash then leaves the log.
+    store.tasks.remove("reused").unwrap();
+    forget_cached(&store);
+    let again = store
+        .create(Arc::new(t.clone()), Scope::default())
+        .await
+        .unwrap();
+    forget_cached(&store);
+    assert_eq!(store.get(&t.id).await.unwrap().unwrap(), again);
+    assert_eq!(store.events(&t.id, 0, 10).await.unwrap().len(), 1);
 }
