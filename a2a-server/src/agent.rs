@@ -2,7 +2,7 @@
 
 use crate::events::TaskEvents;
 use crate::store::Scope;
-use a2a_core::{ContextId, Error, ErrorKind, Message, Task, TaskId};
+use a2a_core::{ContextId, Error, ErrorKind, Message, Role, Task, TaskId};
 use futures::future::BoxFuture;
 use std::future::Future;
 use tokio_util::sync::CancellationToken;
@@ -100,6 +100,67 @@ pub struct RequestContext {
     pub scope: Scope,
     /// Triggered when the client cancels the task or the server shuts down.
     pub cancel: CancellationToken,
+}
+
+impl RequestContext {
+    /// The context of `message` starting a new task: a random task id, the message's context
+    /// (or a new one), no service parameters, the anonymous scope, and a cancellation token of
+    /// its own. For agent tests (with `testing::record`, feature `testing`) and custom engines;
+    /// the server builds its own.
+    pub fn new(mut message: Message) -> Self {
+        let task_id = TaskId::random();
+        let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
+        message.task_id = Some(task_id.clone());
+        message.context_id = Some(context_id.clone());
+        Self {
+            task_id,
+            context_id,
+            message,
+            stored_task: None,
+            service_params: ServiceParams::default(),
+            extensions: Vec::new(),
+            scope: Scope::default(),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// The context of a call about the stored `task`: `message` continues it, or, without one
+    /// (`cancel` and `resume`), the task's last user message stands in.
+    pub fn for_task(task: Task, message: Option<Message>) -> Self {
+        let message = message.unwrap_or_else(|| {
+            task.history
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::User)
+                .cloned()
+                .unwrap_or_else(|| Message::user_text(""))
+        });
+        Self {
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            message,
+            stored_task: Some(task),
+            service_params: ServiceParams::default(),
+            extensions: Vec::new(),
+            scope: Scope::default(),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// Sets the caller's tenant and principal.
+    #[must_use]
+    pub fn with_scope(mut self, scope: Scope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// Sets the service parameters and the extensions activated for the call.
+    #[must_use]
+    pub fn with_service_params(mut self, params: ServiceParams, extensions: Vec<String>) -> Self {
+        self.service_params = params;
+        self.extensions = extensions;
+        self
+    }
 }
 
 /// The A2A service parameters of a call (HTTP headers in the HTTP bindings).

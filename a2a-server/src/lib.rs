@@ -43,6 +43,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `sled` | yes | [`SledStore`], the durable embedded task store |
+//! | `testing` | no | `a2a_server::testing`: run an agent's methods without a server and read back what it reported |
 //! | `cli` | no | the `a2a-server` binary (demo agent, flags, logging, mimalloc): `cargo run -p a2a-server --features cli`; implies `sled` |
 //!
 //! # What else is here
@@ -85,6 +86,8 @@ mod handler;
 mod http;
 pub mod push;
 pub mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use agent::{Agent, RESTART_MESSAGE, RequestContext, ServiceParams};
 pub use engine::{CancelHandler, DEFAULT_LEASE_TTL, EventBus, Leases, LocalBus, LocalLeases};

@@ -398,3 +398,60 @@ impl Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Agent, CallContext, RequestContext, SendReply, Server, TaskEvents};
+    use a2a_core::{Error, Message, SendMessageRequest, TaskState};
+    use std::time::Duration;
+
+    /// Asks a question (and lingers a moment); completes when answered.
+    struct Asker;
+
+    impl Agent for Asker {
+        async fn execute(&self, cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
+            if cx.stored_task.is_some() {
+                return events.complete(None).await;
+            }
+            events.input_required("which one?").await?;
+            // Still running when the caller has its answer: the execution's own wrap-up must
+            // free the cell.
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn tasks_waiting_for_input_keep_no_cell() {
+        let server = Server::builder(Asker).build().expect("server");
+        let h = server.handler();
+        let cx = CallContext::default();
+        let mut asked = Vec::new();
+        for i in 0..200 {
+            let req = SendMessageRequest::new(Message::user_text(format!("job {i}")));
+            let Ok(SendReply::Task(task)) = h.send_message(&cx, req).await else {
+                panic!("a task");
+            };
+            assert_eq!(task.status.state, TaskState::InputRequired);
+            asked.push(task.id.clone());
+        }
+        for id in asked.iter().step_by(2) {
+            let answer = Message::user_text("this one").with_task_id(id.clone());
+            let Ok(SendReply::Task(task)) =
+                h.send_message(&cx, SendMessageRequest::new(answer)).await
+            else {
+                panic!("a task");
+            };
+            assert_eq!(task.status.state, TaskState::Completed);
+        }
+        // Each execution frees its cell as it wraps up, just after its last event.
+        let freed = async {
+            while !h.rt.cells.lock().expect("cells lock").is_empty() {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), freed)
+            .await
+            .expect("no cell is left for an idle or finished task");
+    }
+}

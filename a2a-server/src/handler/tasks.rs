@@ -6,7 +6,7 @@ use crate::agent::RequestContext;
 use crate::store::ListQuery;
 use a2a_core::{
     CancelTaskRequest, Error, ErrorKind, GetTaskRequest, ListTasksRequest, ListTasksResponse,
-    Message, SubscribeToTaskRequest, Task, TaskId, Validate,
+    SubscribeToTaskRequest, Task, TaskId, Validate,
 };
 use std::sync::Arc;
 
@@ -118,26 +118,11 @@ impl RequestHandler {
             .with_metadata("taskId", req.id.as_str()));
         }
         let extensions = self.check_extensions(cx)?;
-        let message = stored
-            .task
-            .history
-            .iter()
-            .rev()
-            .find(|m| m.role == a2a_core::Role::User)
-            .cloned()
-            .unwrap_or_else(|| Message::user_text(""));
-        let task = Task::clone(&stored.task);
+        let mut rcx = RequestContext::for_task(Task::clone(&stored.task), None)
+            .with_scope(cx.scope.clone())
+            .with_service_params(cx.service_params.clone(), extensions);
         let cell = self.rt.cell_for(stored);
-        let rcx = RequestContext {
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
-            message,
-            stored_task: Some(task),
-            service_params: cx.service_params.clone(),
-            extensions,
-            scope: cx.scope.clone(),
-            cancel: cell.cancel.clone(),
-        };
+        rcx.cancel = cell.cancel.clone();
         let canceled = self.rt.cancel(&cell, rcx).await;
         self.rt.release(cell);
         Ok(Arc::unwrap_or_clone(canceled?.task))
