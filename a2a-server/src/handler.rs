@@ -1,6 +1,7 @@
 //! [`RequestHandler`]: one method per A2A operation, independent of the transport. The HTTP
 //! bindings only decode requests, call these, and encode results.
 
+mod builder;
 mod follow;
 mod maintenance;
 mod push;
@@ -8,6 +9,7 @@ mod reply;
 mod send;
 mod tasks;
 
+pub use builder::{BuildError, HandlerBuilder};
 pub(crate) use reply::{SERIALIZED_CACHE_BYTES, SerializedTasks};
 pub use reply::{SendReply, TaskReply};
 
@@ -56,6 +58,14 @@ impl CallContext {
     #[must_use]
     pub fn with_last_event_id(mut self, seq: Option<u64>) -> Self {
         self.last_event_id = seq;
+        self
+    }
+
+    /// Marks the call as made through the v0.3 protocol (a custom transport that decodes v0.3
+    /// requests with `a2a_core::v03`): webhooks it registers get v0.3 payloads.
+    #[must_use]
+    pub fn with_v03(mut self, on: bool) -> Self {
+        self.v03 = on;
         self
     }
 

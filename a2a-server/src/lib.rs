@@ -93,13 +93,12 @@ pub use agent::{Agent, RESTART_MESSAGE, RequestContext, ServiceParams};
 pub use engine::{CancelHandler, DEFAULT_LEASE_TTL, EventBus, Leases, LocalBus, LocalLeases};
 pub use events::TaskEvents;
 pub use handler::{
-    CallContext, EventStream, ExtendedCardFn, RESUMABLE_STREAMS_EXTENSION, RequestHandler,
-    SendReply, StreamEvent, TaskReply,
+    BuildError, CallContext, EventStream, ExtendedCardFn, HandlerBuilder,
+    RESUMABLE_STREAMS_EXTENSION, RequestHandler, SendReply, StreamEvent, TaskReply,
 };
 pub use http::{
-    BuildError, DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_HEADER_READ_TIMEOUT,
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder, Upkeep,
-    default_max_connections,
+    DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder, Upkeep, default_max_connections,
 };
 #[cfg(feature = "sled")]
 pub use store::SledStore;

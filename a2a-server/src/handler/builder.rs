@@ -1,0 +1,222 @@
+//! [`HandlerBuilder`]: a [`RequestHandler`] without the HTTP server, for custom transports.
+
+use super::{ExtendedCardFn, RequestHandler, SERIALIZED_CACHE_BYTES, SerializedTasks};
+use crate::agent::{Agent, DynAgent};
+use crate::engine::{DEFAULT_LEASE_TTL, Engine, EventBus, Leases, LocalBus, Replication};
+use crate::store::{MemoryStore, TaskStore};
+use a2a_core::AgentCard;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// A configuration mistake found by [`HandlerBuilder::build`] or
+/// [`ServerBuilder::build`](crate::ServerBuilder::build).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The public URL is not an absolute http(s) URL.
+    #[error("public URL {0:?} must be an absolute http:// or https:// URL")]
+    PublicUrl(String),
+    /// The webhook HTTP client could not be built.
+    #[error("cannot set up webhook delivery: {0}")]
+    Push(#[source] reqwest::Error),
+    /// An extended agent card is declared or configured, but no authenticator: the card is
+    /// only for authenticated callers, so nobody could ever read it.
+    #[error(
+        "an extended agent card needs an authenticator: it is served only to authenticated \
+         callers (set ServerBuilder::authenticator, or drop the extended card)"
+    )]
+    ExtendedCardWithoutAuthentication,
+}
+
+/// Builds a [`RequestHandler`] on its own: the operations, the task engine and its store,
+/// without the HTTP server (what [`ServerBuilder`](crate::ServerBuilder) adds: the bindings,
+/// authentication, the card's interfaces). For a custom transport, which decodes requests,
+/// calls the handler's one method per operation, and encodes the results; it serves v0.3 by
+/// decoding and encoding with `a2a_core::v03` and marking calls with
+/// [`CallContext::with_v03`](crate::CallContext::with_v03).
+///
+/// ```
+/// use a2a_core::{AgentCard, Error, Message, SendMessageRequest};
+/// use a2a_server::{Agent, CallContext, RequestContext, RequestHandler, SendReply, TaskEvents};
+///
+/// struct Done;
+///
+/// impl Agent for Done {
+///     async fn execute(&self, _cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
+///         events.complete(None).await
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let card = AgentCard::builder("Done", "Finishes at once").build();
+/// let handler = RequestHandler::builder(Done).agent_card(card).build().unwrap();
+/// let request = SendMessageRequest::new(Message::user_text("go"));
+/// let reply = handler.send_message(&CallContext::default(), request).await.unwrap();
+/// assert!(matches!(reply, SendReply::Task(t) if t.status.state.is_terminal()));
+/// # });
+/// ```
+#[must_use]
+pub struct HandlerBuilder {
+    agent: Arc<dyn DynAgent>,
+    card: Option<AgentCard>,
+    extended_card: Option<ExtendedCardFn>,
+    store: Option<Arc<dyn TaskStore>>,
+    push: Option<crate::push::PushSettings>,
+    check_input_modes: bool,
+    bus: Option<Arc<dyn EventBus>>,
+    leases: Option<Arc<dyn Leases>>,
+    lease_ttl: Duration,
+    replica_id: Option<String>,
+}
+
+impl std::fmt::Debug for HandlerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandlerBuilder").finish_non_exhaustive()
+    }
+}
+
+impl RequestHandler {
+    /// Starts building a handler for `agent` (see [`HandlerBuilder`]).
+    pub fn builder<A: Agent>(agent: A) -> HandlerBuilder {
+        HandlerBuilder {
+            agent: Arc::new(agent),
+            card: None,
+            extended_card: None,
+            store: None,
+            push: None,
+            check_input_modes: true,
+            bus: None,
+            leases: None,
+            lease_ttl: DEFAULT_LEASE_TTL,
+            replica_id: None,
+        }
+    }
+}
+
+impl HandlerBuilder {
+    /// The agent card, used as given (its capabilities say what the handler allows: streaming,
+    /// push notifications, required extensions, input modes).
+    pub fn agent_card(mut self, card: AgentCard) -> Self {
+        self.card = Some(card);
+        self
+    }
+
+    /// A per-caller extended card for `GetExtendedAgentCard` (declares the capability).
+    pub fn extended_agent_card_fn(mut self, build: ExtendedCardFn) -> Self {
+        self.extended_card = Some(build);
+        self
+    }
+
+    /// Where tasks are stored (default: in memory; use [`crate::SledStore`] to persist).
+    pub fn task_store(self, store: impl TaskStore) -> Self {
+        self.task_store_arc(Arc::new(store))
+    }
+
+    /// Like [`HandlerBuilder::task_store`], for a store shared with other code.
+    pub fn task_store_arc(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Turns on push notifications (webhooks) with these settings, and declares them in the
+    /// card. (A card that declares `pushNotifications` gets them with default settings.)
+    pub fn push_notifications(mut self, settings: crate::push::PushSettings) -> Self {
+        self.push = Some(settings);
+        self
+    }
+
+    /// Whether to refuse a message part whose `mediaType` the card's input modes
+    /// (`defaultInputModes` and the skills' `inputModes`; `type/*` and `*/*` wildcards) do not
+    /// cover, with ContentTypeNotSupported (default on). Parts without a `mediaType` are not
+    /// checked, nor is anything when the card declares no input modes. Turn it off to accept
+    /// anything and let the agent decide.
+    pub fn check_input_modes(mut self, on: bool) -> Self {
+        self.check_input_modes = on;
+        self
+    }
+
+    /// How this server's replicas tell each other about tasks (default: a [`LocalBus`] of its
+    /// own, enough for one process). Replicas that share a task store must share a bus.
+    pub fn event_bus(mut self, bus: Arc<dyn EventBus>) -> Self {
+        self.bus = Some(bus);
+        self
+    }
+
+    /// Execution leases shared by the replicas of this server (default: none, this process
+    /// runs every task). With them, the upkeep ([`Server::upkeep`](crate::Server::upkeep))
+    /// must run: it renews this replica's leases and resumes the tasks of replicas that
+    /// stopped renewing theirs ([`RequestHandler::claim_orphans`]).
+    pub fn leases(mut self, leases: Arc<dyn Leases>) -> Self {
+        self.leases = Some(leases);
+        self
+    }
+
+    /// How long an execution lease lasts without renewal (default 30 s): how soon the tasks of a
+    /// replica that died are resumed elsewhere. Renewed every third of it.
+    pub fn lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl.max(Duration::from_millis(30));
+        self
+    }
+
+    /// This replica's name in the shared leases (default: a random UUID per handler).
+    pub fn replica_id(mut self, id: impl Into<String>) -> Self {
+        self.replica_id = Some(id.into());
+        self
+    }
+
+    /// The card as the handler will use it: push notifications and the extended card declared
+    /// as configured.
+    pub(crate) fn card(&mut self) -> &mut AgentCard {
+        let card = self
+            .card
+            .get_or_insert_with(|| AgentCard::builder("A2A agent", "An A2A agent").build());
+        // A card that declares push notifications gets them, with default settings.
+        if self.push.is_none() && card.capabilities.push_notifications() {
+            self.push = Some(crate::push::PushSettings::default());
+        }
+        card.capabilities.push_notifications = Some(self.push.is_some());
+        // Declared by the card or configured here; declared but not configured answers
+        // ExtendedAgentCardNotConfigured.
+        card.capabilities.extended_agent_card =
+            Some(card.capabilities.extended_agent_card() || self.extended_card.is_some());
+        card
+    }
+
+    /// Replaces the extended card function (the server wraps it to fill in interfaces).
+    pub(crate) fn map_extended_card(&mut self, f: impl FnOnce(ExtendedCardFn) -> ExtendedCardFn) {
+        self.extended_card = self.extended_card.take().map(f);
+    }
+
+    /// The handler, or the first configuration mistake.
+    pub fn build(mut self) -> Result<RequestHandler, BuildError> {
+        let card = self.card().clone();
+        let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
+        let shutdown = CancellationToken::new();
+        let pusher = match self.push {
+            Some(settings) => Some(Arc::new(
+                crate::push::Pusher::new(store.clone(), settings, shutdown.clone())
+                    .map_err(BuildError::Push)?,
+            )),
+            None => None,
+        };
+        let replication = self.leases.map(|leases| Replication {
+            leases,
+            owner: self
+                .replica_id
+                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+                .into(),
+            ttl: self.lease_ttl,
+        });
+        let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::new()));
+        let engine = Engine::new(store, self.agent, shutdown, pusher, bus, replication);
+        Ok(RequestHandler {
+            rt: engine,
+            card,
+            extended_card: self.extended_card,
+            serialized: Arc::new(SerializedTasks::new(SERIALIZED_CACHE_BYTES)),
+            check_input_modes: self.check_input_modes,
+            recovered: tokio::sync::OnceCell::new(),
+        })
+    }
+}

@@ -1,0 +1,301 @@
+//! [`ServerBuilder`]: the HTTP server's settings, around the handler's ([`HandlerBuilder`]).
+
+use super::{
+    AppState, DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_KEEP_ALIVE, HttpConfig,
+    Maintenance, Server, card, default_max_connections, serve,
+};
+use crate::auth::{Authenticator, DynAuthenticator, Principal};
+use crate::engine::{EventBus, Leases};
+use crate::handler::{BuildError, HandlerBuilder, RESUMABLE_STREAMS_EXTENSION};
+use crate::store::TaskStore;
+use a2a_core::{
+    AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC,
+    PROTOCOL_VERSION_V03,
+};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Builds a [`Server`].
+#[must_use]
+pub struct ServerBuilder {
+    /// What the handler needs: the agent, its card, the store, push, the replicas' seams.
+    handler: HandlerBuilder,
+    auth: Option<Arc<dyn DynAuthenticator>>,
+    public_url: String,
+    body_limit: usize,
+    keep_alive: Duration,
+    streaming: bool,
+    retention: Option<Duration>,
+    dedup_window: Duration,
+    sweep_interval: Duration,
+    header_read_timeout: Duration,
+    idle_timeout: Duration,
+    max_connections: Option<usize>,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("public_url", &self.public_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerBuilder {
+    pub(super) fn new(handler: HandlerBuilder) -> Self {
+        Self {
+            handler,
+            auth: None,
+            public_url: "http://127.0.0.1:8080".to_owned(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            keep_alive: DEFAULT_KEEP_ALIVE,
+            streaming: true,
+            retention: None,
+            dedup_window: DEFAULT_DEDUP_WINDOW,
+            sweep_interval: Duration::from_secs(60),
+            header_read_timeout: super::DEFAULT_HEADER_READ_TIMEOUT,
+            idle_timeout: super::DEFAULT_IDLE_TIMEOUT,
+            max_connections: None,
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// The agent card. Its `supportedInterfaces` are replaced by the bindings this server
+    /// mounts at the public URL, and `capabilities.streaming` by what the server offers.
+    pub fn agent_card(mut self, card: AgentCard) -> Self {
+        self.handler = self.handler.agent_card(card);
+        self
+    }
+
+    /// The extended card served to authenticated callers of `GetExtendedAgentCard` (declares
+    /// the capability). Its interfaces are filled in like the public card's. Needs an
+    /// [`authenticator`](Self::authenticator): without one, [`build`](Self::build) refuses
+    /// with [`BuildError::ExtendedCardWithoutAuthentication`].
+    pub fn extended_agent_card(self, card: AgentCard) -> Self {
+        self.extended_agent_card_fn(move |_| Some(card.clone()))
+    }
+
+    /// A per-caller extended card: `build(principal)` returns the card for that caller, or
+    /// `None` (ExtendedAgentCardNotConfigured). Declares the capability.
+    pub fn extended_agent_card_fn(
+        mut self,
+        build: impl Fn(&Principal) -> Option<AgentCard> + Send + Sync + 'static,
+    ) -> Self {
+        self.handler = self.handler.extended_agent_card_fn(Arc::new(build));
+        self
+    }
+
+    /// Authenticates every A2A call (the agent card stays public): a 401 with
+    /// `WWW-Authenticate` when credentials are missing or wrong. The authenticator's schemes
+    /// are declared in the card. Tasks are then visible only to the principal that created
+    /// them.
+    pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Where tasks are stored (default: in memory; use [`crate::SledStore`] to persist).
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.handler = self.handler.task_store(store);
+        self
+    }
+
+    /// Like [`Self::task_store`], for a store already behind an `Arc`.
+    pub fn task_store_arc(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.handler = self.handler.task_store_arc(store);
+        self
+    }
+
+    /// The base URL clients reach this server at, as advertised in the card
+    /// (default `http://127.0.0.1:8080`).
+    pub fn public_url(mut self, url: impl Into<String>) -> Self {
+        self.public_url = url.into();
+        self
+    }
+
+    /// The largest accepted request body (default 10 MiB); larger ones get HTTP 413.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// The interval of SSE keep-alive comments (default 15 s).
+    pub fn keep_alive(mut self, every: Duration) -> Self {
+        self.keep_alive = every;
+        self
+    }
+
+    /// Whether to offer streaming (SendStreamingMessage, SubscribeToTask); default on.
+    pub fn streaming(mut self, on: bool) -> Self {
+        self.streaming = on;
+        self
+    }
+
+    /// Deletes terminal tasks (and their event logs) this long after their last status change,
+    /// checked every sweep interval. Default: keep forever.
+    pub fn retention(mut self, ttl: Duration) -> Self {
+        self.retention = Some(ttl);
+        self
+    }
+
+    /// How long a `messageId` is remembered to de-duplicate retried sends (default 24 h).
+    pub fn dedup_window(mut self, window: Duration) -> Self {
+        self.dedup_window = window;
+        self
+    }
+
+    /// Turns on push notifications (webhooks) with these settings, and declares them in the
+    /// card. (A card that declares `pushNotifications` gets them with default settings.)
+    pub fn push_notifications(mut self, settings: crate::push::PushSettings) -> Self {
+        self.handler = self.handler.push_notifications(settings);
+        self
+    }
+
+    /// Whether to refuse a message part whose `mediaType` the card's input modes
+    /// (`defaultInputModes` and the skills' `inputModes`; `type/*` and `*/*` wildcards) do not
+    /// cover, with ContentTypeNotSupported (default on). Parts without a `mediaType` are not
+    /// checked, nor is anything when the card declares no input modes. Turn it off to accept
+    /// anything and let the agent decide.
+    pub fn check_input_modes(mut self, on: bool) -> Self {
+        self.handler = self.handler.check_input_modes(on);
+        self
+    }
+
+    /// How this server's replicas tell each other about tasks (default: a [`LocalBus`] of its
+    /// own, enough for one process). Replicas that share a task store must share a bus.
+    pub fn event_bus(mut self, bus: Arc<dyn EventBus>) -> Self {
+        self.handler = self.handler.event_bus(bus);
+        self
+    }
+
+    /// Execution leases shared by the replicas of this server (default: none, this process
+    /// runs every task). With them, the upkeep ([`Server::upkeep`], run by [`Server::serve`])
+    /// renews this replica's leases and resumes the tasks of replicas that stopped renewing
+    /// theirs.
+    pub fn leases(mut self, leases: Arc<dyn Leases>) -> Self {
+        self.handler = self.handler.leases(leases);
+        self
+    }
+
+    /// How long an execution lease lasts without renewal (default 30 s): how soon the tasks of a
+    /// replica that died are resumed elsewhere. Renewed every third of it.
+    pub fn lease_ttl(mut self, ttl: Duration) -> Self {
+        self.handler = self.handler.lease_ttl(ttl);
+        self
+    }
+
+    /// This replica's name in the shared leases (default: a random UUID per server).
+    pub fn replica_id(mut self, id: impl Into<String>) -> Self {
+        self.handler = self.handler.replica_id(id);
+        self
+    }
+
+    /// How often retention and message-id expiry run (default 60 s).
+    pub fn sweep_interval(mut self, every: Duration) -> Self {
+        self.sweep_interval = every.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How long a client may take to send a complete request head (default 10 s); a slower
+    /// one (slowloris) is disconnected. For HTTP/1.1 the clock also runs while a keep-alive
+    /// connection waits for its next request, so such a connection is closed after the
+    /// shorter of this and [`Self::idle_timeout`]. Applies to [`Server::serve`].
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        // hyper adds it to `Instant::now()`, which panics on overflow: a year is forever.
+        self.header_read_timeout = timeout.min(Duration::from_secs(365 * 24 * 60 * 60));
+        self
+    }
+
+    /// Closes a connection that has had no request in flight for this long (default 60 s):
+    /// one that never sends anything, an idle HTTP/1.1 keep-alive connection, an idle HTTP/2
+    /// connection. A request is in flight until its response has been sent, so an open SSE
+    /// stream (which sends keep-alive comments) is never idle. Applies to [`Server::serve`].
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// The most client connections open at once (at least 1; default:
+    /// [`default_max_connections`], from the open-file limit). A connection beyond it is
+    /// answered `503` and closed at once. Applies to [`Server::serve`].
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.max_connections = Some(max.max(1));
+        self
+    }
+
+    /// The server, or the first configuration mistake.
+    pub fn build(mut self) -> Result<Server, BuildError> {
+        let url = self.public_url.trim_end_matches('/').to_owned();
+        if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+            return Err(BuildError::PublicUrl(self.public_url));
+        }
+        let card = self.handler.card();
+        card.supported_interfaces = vec![
+            AgentInterface::new(BINDING_JSONRPC, url.clone()),
+            AgentInterface::new(BINDING_HTTP_JSON, url.clone()),
+            AgentInterface::new(BINDING_JSONRPC, url).with_protocol_version(PROTOCOL_VERSION_V03),
+        ];
+        card.capabilities.streaming = Some(self.streaming);
+        if self.streaming
+            && !card
+                .capabilities
+                .extensions
+                .iter()
+                .any(|e| e.uri.as_deref() == Some(RESUMABLE_STREAMS_EXTENSION))
+        {
+            card.capabilities.extensions.push(
+                AgentExtension::new(RESUMABLE_STREAMS_EXTENSION).with_description(
+                    "Every SSE event carries `id: <sequence>`; SubscribeToTask with \
+                     `Last-Event-ID: <sequence>` replays exactly the events after it from the \
+                     durable log, then continues live (also after a server restart).",
+                ),
+            );
+        }
+        if card.capabilities.extended_agent_card() && self.auth.is_none() {
+            return Err(BuildError::ExtendedCardWithoutAuthentication);
+        }
+        if let Some(auth) = &self.auth {
+            for (name, scheme) in auth.schemes() {
+                card.security_schemes.insert(name, scheme);
+            }
+            let requirement = crate::auth::requirement(auth.as_ref());
+            if !card.security_requirements.contains(&requirement) {
+                card.security_requirements.push(requirement);
+            }
+        }
+        let interfaces = card.supported_interfaces.clone();
+        self.handler.map_extended_card(|build| {
+            Arc::new(move |p: &Principal| {
+                build(p).map(|mut c| {
+                    c.supported_interfaces = interfaces.clone();
+                    c
+                })
+            })
+        });
+        let handler = Arc::new(self.handler.build()?);
+        let lease_ttl = handler.rt.replication.as_ref().map(|r| r.ttl);
+        Ok(Server {
+            state: Arc::new(AppState {
+                auth: self.auth,
+                card: card::CardCache::new(&handler.card),
+                handler,
+                maintenance: Maintenance {
+                    retention: self.retention,
+                    dedup_window: self.dedup_window,
+                    sweep_interval: self.sweep_interval,
+                    lease_ttl,
+                },
+                config: HttpConfig {
+                    body_limit: self.body_limit,
+                    keep_alive: self.keep_alive,
+                },
+            }),
+            limits: serve::ConnectionLimits {
+                header_read_timeout: self.header_read_timeout,
+                idle_timeout: self.idle_timeout,
+                max_connections: self.max_connections.unwrap_or_else(default_max_connections),
+            },
+        })
+    }
+}
