@@ -680,3 +680,56 @@ async fn two_callers_reusing_a_message_id_with_different_content_get_their_own_t
     assert_eq!(b.artifacts[0].text_content(), "from b");
     assert_eq!(runs.load(Ordering::SeqCst), 2);
 }
+
+/// Asks once; completes when answered (counting its runs).
+struct AskOnce(Arc<AtomicUsize>);
+
+impl Agent for AskOnce {
+    async fn execute(&self, cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        if cx.stored_task.is_some() {
+            return events.complete(None).await;
+        }
+        events.input_required("which one?").await
+    }
+}
+
+#[tokio::test]
+async fn a_retried_continuation_of_a_task_that_finished_gets_the_task() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = server(AskOnce(runs.clone()), Arc::new(MemoryStore::new()));
+    let h = server.handler();
+    let cx = CallContext::default();
+    let first = SendMessageRequest::new(Message::user_text("book"));
+    let Ok(SendReply::Task(asked)) = h.send_message(&cx, first).await else {
+        panic!("a task")
+    };
+    let answer = Message::user_text("the red one")
+        .with_task_id(asked.id.clone())
+        .with_message_id("answer-1");
+    let continued = SendMessageRequest::new(answer.clone());
+    let Ok(SendReply::Task(done)) = h.send_message(&cx, continued.clone()).await else {
+        panic!("a task")
+    };
+    assert_eq!(done.status.state, TaskState::Completed);
+    // The answer's response was lost; the client sends it again: the same task, no new run.
+    let Ok(SendReply::Task(again)) = h.send_message(&cx, continued).await else {
+        panic!("the task again")
+    };
+    assert_eq!(again, done);
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    // Another message to the finished task is refused, and refused again when retried.
+    let other = SendMessageRequest::new(
+        Message::user_text("and a blue one")
+            .with_task_id(asked.id.clone())
+            .with_message_id("answer-2"),
+    );
+    for _ in 0..2 {
+        let err = h
+            .send_message(&cx, other.clone())
+            .await
+            .expect_err("finished");
+        assert_eq!(err.kind(), Some(a2a_core::ErrorKind::UnsupportedOperation));
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}

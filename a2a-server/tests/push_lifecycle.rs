@@ -472,8 +472,7 @@ async fn a_retried_send_registers_its_push_config_on_the_task_it_gets_back() {
         .unwrap_err();
     assert_eq!(err.kind(), Some(ErrorKind::InvalidParams));
 
-    // A retried continuation, likewise. (The task must still be open: a continuation
-    // retried after the task finished is refused before it is recognized as a retry.)
+    // A retried continuation, likewise.
     let (receiver, hook) = Receiver::start(true).await;
     let asked = task_of(h.send_message(&cx, send("m2", "ask", None)).await.unwrap());
     let again = task_of(

@@ -138,7 +138,19 @@ impl RequestHandler {
     ) -> Result<Started, Error> {
         let stored = self.load(cx, &task_id).await?;
         let state = &stored.task.status.state;
+        let key = claim_key(&cx.scope, &message);
+        let claim = MessageClaim {
+            task_id: task_id.clone(),
+            reply: None,
+            received_ms: a2a_core::Timestamp::now().unix_millis(),
+        };
         if state.is_terminal() {
+            // A retry of the message that continued the task before it finished gets the task,
+            // as the first send did; any other message is refused.
+            if let Some(existing) = self.rt.store.claim_message(&key, claim).await? {
+                return Ok(Started::Duplicate(existing));
+            }
+            self.rt.store.release_claim(&key).await?;
             return Err(Error::new(
                 ErrorKind::UnsupportedOperation,
                 format!(
@@ -159,12 +171,6 @@ impl RequestHandler {
             }
         }
         message.context_id = Some(stored.task.context_id.clone());
-        let claim = MessageClaim {
-            task_id: task_id.clone(),
-            reply: None,
-            received_ms: a2a_core::Timestamp::now().unix_millis(),
-        };
-        let key = claim_key(&cx.scope, &message);
         if let Some(existing) = self.rt.store.claim_message(&key, claim).await? {
             return Ok(Started::Duplicate(existing));
         }
