@@ -54,7 +54,8 @@
 //! | [`auth`] | authentication: [`auth::BearerTokens`], [`auth::ApiKeys`], or your own [`auth::Authenticator`] |
 //! | [`push`] | push notifications: [`push::PushSettings`], delivery from the event log, SSRF guard |
 //! | [`Upkeep`] | the background work ([`Server::upkeep`]) to spawn when you mount [`Server::into_router`] yourself |
-//! | [`RequestHandler`] | the operations, for custom transports |
+//! | [`RequestHandler`], [`HandlerBuilder`] | the operations (one method each), for custom transports |
+//! | [`EventBus`], [`LocalBus`], [`Leases`], [`LocalLeases`] | the seams of several replicas on one store: notifications and cancel requests, execution leases |
 //! | [`demo::DemoAgent`] | the agent the `a2a-server` binary serves |
 //!
 //! # Guarantees
