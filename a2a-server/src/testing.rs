@@ -1,6 +1,6 @@
 //! Support for testing agents and stores (feature `testing`).
 //!
-//! [`record`] runs an [`Agent`](crate::Agent)'s methods without a server: the [`TaskEvents`]
+//! [`record`] runs an [`Agent`]'s methods without a server: the [`TaskEvents`]
 //! it returns check and store every event exactly as a server would (lifecycle, artifacts,
 //! replies), in memory, and the [`Recording`] reads the outcome back.
 //!

@@ -162,7 +162,7 @@ impl ServerBuilder {
         self
     }
 
-    /// How this server's replicas tell each other about tasks (default: a [`LocalBus`] of its
+    /// How this server's replicas tell each other about tasks (default: a [`LocalBus`](crate::LocalBus) of its
     /// own, enough for one process). Replicas that share a task store must share a bus.
     pub fn event_bus(mut self, bus: Arc<dyn EventBus>) -> Self {
         self.handler = self.handler.event_bus(bus);
