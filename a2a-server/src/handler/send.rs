@@ -302,15 +302,9 @@ impl RequestHandler {
                     .live_cell(&claim.task_id)
                     .filter(|c| c.scope == cx.scope)
                 else {
-                    // The first send ended, or runs on another replica: its log says when it
-                    // settles.
-                    if !immediately {
-                        let notices = self.rt.bus.subscribe(&claim.task_id);
-                        let source = follow::Source::Bus(notices);
-                        let stream = follow::follow(&self.rt, &claim.task_id, None, 0, source);
-                        stream.for_each(|_| async {}).await;
-                    }
-                    let task = self.load(cx, &claim.task_id).await?.task;
+                    // Rare, and its future is large: boxed, so that every send's is small.
+                    let settled = self.settled(cx, &claim.task_id, immediately);
+                    let task = Box::pin(settled).await?;
                     return Ok(SendReply::Task(TaskReply::new(with_history(
                         task,
                         history_length,
@@ -327,6 +321,22 @@ impl RequestHandler {
         let answer = Self::answer(&cell, history_length).await;
         self.rt.release(cell);
         answer
+    }
+
+    /// The task a retried send names, once it settled (unless `immediately`): the first send
+    /// ended, or runs on another replica, so the task's log says when.
+    async fn settled(
+        &self,
+        cx: &CallContext,
+        id: &TaskId,
+        immediately: bool,
+    ) -> Result<Arc<Task>, Error> {
+        if !immediately {
+            let source = follow::Source::Bus(self.rt.bus.subscribe(id));
+            let stream = follow::follow(&self.rt, id, None, 0, source);
+            stream.for_each(|_| async {}).await;
+        }
+        Ok(self.load(cx, id).await?.task)
     }
 
     /// What a `SendMessage` that ran on `cell` answers, once it waited.
