@@ -125,7 +125,7 @@ impl CellState {
     }
 }
 
-/// A task being worked on or watched.
+/// A task being worked on in this process (or canceled from it).
 #[derive(Debug)]
 pub(crate) struct TaskCell {
     pub(crate) id: TaskId,
@@ -206,16 +206,18 @@ impl TaskCell {
         m
     }
 
-    /// Applies `change` to `task` and returns the event that announces it. The task changes
-    /// only through [`Task::apply`] of that event (and, for a continuation, the user's message),
-    /// so the stored task is the fold of its events.
-    fn apply_to(&self, task: &mut Task, change: Change) -> Result<StreamResponse, Error> {
-        let (received, event) = self.check(task, change)?;
+    /// `task` after `event` (and, for a continuation, the user's message `received`): the task
+    /// changes only through [`Task::apply`], so the stored task is the fold of its events.
+    fn fold(
+        mut task: Task,
+        received: Option<Message>,
+        event: &StreamResponse,
+    ) -> Result<Task, Error> {
         task.history.extend(received);
         // Refused only for an event of another task, which `check` never builds.
-        task.apply(&event)
+        task.apply(event)
             .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-        Ok(event)
+        Ok(task)
     }
 
     /// Checks `change` against `task` and builds the event that announces it. A continuation
@@ -346,7 +348,8 @@ impl TaskCell {
                 );
                 task.history.extend(st.initial.take());
                 if !matches!(&change, Change::Status(s) if s.state == TaskState::Submitted) {
-                    self.apply_to(&mut task, change)?;
+                    let (received, event) = self.check(&task, change)?;
+                    task = Self::fold(task, received, &event)?;
                 }
                 let stored = rt.store.create(Arc::new(task), self.scope.clone()).await?;
                 let event = Published::Created(stored.task.clone());
@@ -355,11 +358,7 @@ impl TaskCell {
             (Some(_), mut change) => loop {
                 let current = st.stored.as_ref().expect("matched above");
                 let (received, event) = self.check(&current.task, change)?;
-                let mut task = Task::clone(&current.task);
-                task.history.extend(received.clone());
-                // Refused only for an event of another task, which `check` never builds.
-                task.apply(&event)
-                    .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+                let task = Self::fold(Task::clone(&current.task), received.clone(), &event)?;
                 match rt
                     .store
                     .update(Arc::new(task), current.version, &event)

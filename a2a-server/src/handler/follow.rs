@@ -100,11 +100,13 @@ pub(super) fn follow(
                     tokio::select! {
                         biased;
                         () = shutdown.cancelled() => return,
-                        notice = notices.next() => {
-                            if notice.is_some_and(|seq| seq <= last) {
-                                continue; // already delivered
-                            }
-                        }
+                        notice = notices.next() => match notice {
+                            Some(seq) if seq <= last => continue, // already delivered
+                            Some(_) => {}
+                            // The bus closed the subscription: the log is still read every
+                            // BUS_POLL.
+                            None => *notices = Box::pin(futures::stream::pending()),
+                        },
                         () = tokio::time::sleep(BUS_POLL) => {}
                     }
                     catching_up = true;
