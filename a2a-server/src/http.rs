@@ -2,6 +2,7 @@
 //! [`axum::Router`] serving the agent card, the JSON-RPC binding (`POST /`) and the HTTP+JSON
 //! binding (`/message:send`, `/tasks/{id}`, …, also under a `/{tenant}` prefix).
 
+mod auth;
 mod card;
 mod extract;
 mod jsonrpc;
@@ -16,10 +17,10 @@ pub use serve::{
 pub use upkeep::Upkeep;
 
 use crate::agent::{Agent, DynAgent};
-use crate::auth::{AuthDecision, Authenticator, DynAuthenticator, Principal};
+use crate::auth::{Authenticator, DynAuthenticator, Principal};
 use crate::engine::{Engine, EventBus, Leases, LocalBus, Replication};
 use crate::handler::{RESUMABLE_STREAMS_EXTENSION, RequestHandler};
-use crate::store::{MemoryStore, TaskStore};
+use crate::store::{MemoryStore, Store};
 use a2a_core::{
     AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC,
     PROTOCOL_VERSION_V03,
@@ -148,7 +149,7 @@ pub struct ServerBuilder {
     card: Option<AgentCard>,
     extended_card: Option<crate::handler::ExtendedCardFn>,
     auth: Option<Arc<dyn DynAuthenticator>>,
-    store: Option<Arc<dyn TaskStore>>,
+    store: Option<Arc<dyn Store>>,
     public_url: String,
     body_limit: usize,
     keep_alive: Duration,
@@ -251,7 +252,7 @@ impl Server {
             .fallback(rest::serve)
             .layer(axum::middleware::from_fn_with_state(
                 state.clone(),
-                authenticate,
+                auth::authenticate,
             ));
         a2a_routes.merge(card_routes).with_state(state)
     }
@@ -292,14 +293,17 @@ impl ServerBuilder {
         self
     }
 
-    /// Where tasks are stored (default: in memory; use [`crate::SledStore`] to persist).
-    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+    /// Where tasks, message claims and webhook registrations are stored (default: in memory;
+    /// use [`crate::SledStore`] to persist). Any [`Store`] does: a type that implements
+    /// [`TaskStore`](crate::TaskStore), [`ClaimStore`](crate::ClaimStore) and
+    /// [`PushStore`](crate::PushStore).
+    pub fn task_store(mut self, store: impl Store) -> Self {
         self.store = Some(Arc::new(store));
         self
     }
 
     /// Like [`Self::task_store`], for a store already behind an `Arc`.
-    pub fn task_store_arc(mut self, store: Arc<dyn TaskStore>) -> Self {
+    pub fn task_store_arc(mut self, store: Arc<dyn Store>) -> Self {
         self.store = Some(store);
         self
     }
@@ -376,13 +380,15 @@ impl ServerBuilder {
     }
 
     /// How long an execution lease lasts without renewal (default 30 s): how soon the tasks of a
-    /// replica that died are resumed elsewhere. Renewed every third of it.
+    /// replica that died are resumed elsewhere. Renewed every third of it. Webhook delivery
+    /// leases last as long (renewed while a webhook is being posted to).
     pub fn lease_ttl(mut self, ttl: Duration) -> Self {
         self.lease_ttl = ttl.max(Duration::from_millis(30));
         self
     }
 
-    /// This replica's name in the shared leases (default: a random UUID per server).
+    /// This replica's name in the shared execution leases and in the store's webhook delivery
+    /// leases (default: a random UUID per server).
     pub fn replica_id(mut self, id: impl Into<String>) -> Self {
         self.replica_id = Some(id.into());
         self
@@ -487,22 +493,24 @@ impl ServerBuilder {
         }
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let shutdown = CancellationToken::new();
+        // This replica's name in the execution leases and in the webhook delivery leases.
+        let owner: Arc<str> = (self.replica_id)
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+            .into();
+        let lease_ttl = self.leases.is_some().then_some(self.lease_ttl);
         let pusher = match push {
             Some(settings) => Some(Arc::new(
                 crate::push::Pusher::new(store.clone(), settings, shutdown.clone())
-                    .map_err(BuildError::Push)?,
+                    .map_err(BuildError::Push)?
+                    .with_lease(owner.clone(), self.lease_ttl),
             )),
             None => None,
         };
         let replication = self.leases.map(|leases| Replication {
             leases,
-            owner: self
-                .replica_id
-                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
-                .into(),
+            owner,
             ttl: self.lease_ttl,
         });
-        let lease_ttl = replication.as_ref().map(|r| r.ttl);
         let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::new()));
         let engine = Engine::new(store, self.agent, shutdown, pusher, bus, replication);
         let handler = Arc::new(RequestHandler {
@@ -538,63 +546,4 @@ impl ServerBuilder {
             },
         })
     }
-}
-
-/// The authentication layer of the A2A routes: records the principal, or answers 401.
-/// Every 401 that passes here carries a `WWW-Authenticate` challenge (RFC 9110 §15.5.2), also
-/// one an operation answered (an agent's Unauthenticated error on the HTTP+JSON binding).
-async fn authenticate(
-    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let mut response = match &state.auth {
-        None => next.run(request).await,
-        Some(auth) => {
-            let (mut parts, body) = request.into_parts();
-            match auth.authenticate(&parts).await {
-                AuthDecision::Allow(principal) => {
-                    parts.extensions.insert(principal);
-                    next.run(axum::extract::Request::from_parts(parts, body))
-                        .await
-                }
-                // Answered in the binding's own error form; the challenge is added below.
-                decision => {
-                    let error = a2a_core::Error::new(
-                        a2a_core::ErrorKind::Unauthenticated,
-                        if decision == AuthDecision::Invalid {
-                            "The credentials are not valid"
-                        } else {
-                            "Authentication required: see the agent card's securitySchemes"
-                        },
-                    );
-                    if parts.uri.path() == "/" && parts.method == http::Method::POST {
-                        jsonrpc::error_response(
-                            a2a_core::jsonrpc::Id::Null,
-                            error,
-                            jsonrpc::Framing::Status(http::StatusCode::UNAUTHORIZED),
-                        )
-                    } else {
-                        rest::error_response(&error, None)
-                    }
-                }
-            }
-        }
-    };
-    if response.status() == http::StatusCode::UNAUTHORIZED
-        && !response
-            .headers()
-            .contains_key(http::header::WWW_AUTHENTICATE)
-    {
-        let challenge = state.auth.as_ref().map_or_else(
-            || crate::auth::DEFAULT_CHALLENGE.to_owned(),
-            |a| a.challenge(),
-        );
-        if let Ok(value) = http::HeaderValue::from_str(&challenge) {
-            response
-                .headers_mut()
-                .insert(http::header::WWW_AUTHENTICATE, value);
-        }
-    }
-    response
 }
