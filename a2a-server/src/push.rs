@@ -8,12 +8,13 @@
 //!
 //! **Replicas.** Several servers sharing one store may each run a worker for the same
 //! registration. A worker posts only while it holds the registration's delivery lease in the
-//! store ([`PushStore::acquire_delivery`](crate::PushStore::acquire_delivery), under the server's
-//! [`replica_id`](crate::ServerBuilder::replica_id), renewed while it posts and retries), reads
-//! the cursor after taking it, and moves the cursor with a compare-and-swap
-//! ([`PushStore::advance_delivery`](crate::PushStore::advance_delivery)): each event is posted by one replica, once (unless a
-//! replica stalls past its lease, or dies between a post and its cursor write: then the next
-//! holder posts that event again, with the same `A2A-Notification-Id`).
+//! store ([`PushStore::acquire_delivery`](crate::PushStore::acquire_delivery), under the
+//! server's [`replica_id`](crate::ServerBuilder::replica_id), renewed while it posts and
+//! retries), reads the cursor after taking it, and moves the cursor with a compare-and-swap
+//! ([`PushStore::advance_delivery`](crate::PushStore::advance_delivery)): each event is posted
+//! by one replica, once (unless a replica stalls past its lease, or dies between a post and
+//! its cursor write: then the next holder posts that event again, with the same
+//! `A2A-Notification-Id`).
 //!
 //! **Delivery.** One worker per registration posts each event as a `StreamResponse`
 //! (`Content-Type: application/a2a+json`; the v0.3 shape and `application/json` for
