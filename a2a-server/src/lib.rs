@@ -50,7 +50,7 @@
 //!
 //! | item | for |
 //! |---|---|
-//! | [`SledStore`], [`MemoryStore`], [`TaskStore`] | durable (or ephemeral) tasks and their event logs |
+//! | [`SledStore`], [`MemoryStore`], [`Store`] ([`TaskStore`] + [`ClaimStore`] + [`PushStore`]) | durable (or ephemeral) tasks and their event logs, message claims, webhook registrations |
 //! | [`auth`] | authentication: [`auth::BearerTokens`], [`auth::ApiKeys`], or your own [`auth::Authenticator`] |
 //! | [`push`] | push notifications: [`push::PushSettings`], delivery from the event log, SSRF guard |
 //! | [`Upkeep`] | the background work ([`Server::upkeep`]) to spawn when you mount [`Server::into_router`] yourself |
@@ -103,4 +103,7 @@ pub use http::{
 };
 #[cfg(feature = "sled")]
 pub use store::SledStore;
-pub use store::{LoggedEvent, MemoryStore, MessageClaim, Scope, StoreError, StoredTask, TaskStore};
+pub use store::{
+    ClaimStore, LoggedEvent, MemoryStore, MessageClaim, PushStore, Scope, Store, StoreError,
+    StoredTask, TaskStore,
+};

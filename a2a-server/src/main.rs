@@ -4,7 +4,7 @@
 use a2a_server::auth::BearerTokens;
 use a2a_server::demo::DemoAgent;
 use a2a_server::push::PushSettings;
-use a2a_server::{MemoryStore, Server, SledStore, TaskStore};
+use a2a_server::{MemoryStore, Server, SledStore, Store};
 use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -81,7 +81,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .init();
     let args = Args::parse();
-    let store: Arc<dyn TaskStore> = if args.memory {
+    let store: Arc<dyn Store> = if args.memory {
         Arc::new(MemoryStore::new())
     } else {
         Arc::new(SledStore::open(&args.data_dir).map_err(|e| {

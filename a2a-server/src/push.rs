@@ -6,6 +6,16 @@
 //! above it is still to be posted. An event and its delivery job are therefore durable in the
 //! same write, deliveries resume after a restart, and each webhook gets its events in order.
 //!
+//! **Replicas.** Several servers sharing one store may each run a worker for the same
+//! registration. A worker posts only while it holds the registration's delivery lease in the
+//! store ([`PushStore::acquire_delivery`](crate::PushStore::acquire_delivery), under the
+//! server's [`replica_id`](crate::ServerBuilder::replica_id), renewed while it posts and
+//! retries), reads the cursor after taking it, and moves the cursor with a compare-and-swap
+//! ([`PushStore::advance_delivery`](crate::PushStore::advance_delivery)): each event is posted
+//! by one replica, once (unless a replica stalls past its lease, or dies between a post and
+//! its cursor write: then the next holder posts that event again, with the same
+//! `A2A-Notification-Id`).
+//!
 //! **Delivery.** One worker per registration posts each event as a `StreamResponse`
 //! (`Content-Type: application/a2a+json`; the v0.3 shape and `application/json` for
 //! registrations made through v0.3), with `Authorization: <scheme> <credentials>` when
@@ -41,9 +51,9 @@ mod guard;
 
 pub use guard::is_forbidden;
 
-use crate::store::{DeadLetter, PushRecord, StoreError, TaskStore};
+use crate::store::{DeadLetter, PushRecord, Store, StoreError};
 use a2a_core::{Error, TaskId, Timestamp};
-use deliver::Failure;
+use deliver::{Failure, Held};
 use guard::AllowRule;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -151,7 +161,11 @@ impl PushSettings {
 
 /// Delivers webhooks, one worker per registration.
 pub(crate) struct Pusher {
-    store: Arc<dyn TaskStore>,
+    store: Arc<dyn Store>,
+    /// This server's name in the delivery leases.
+    owner: Arc<str>,
+    /// How long a delivery lease lasts without renewal.
+    lease_ttl: Duration,
     http: reqwest::Client,
     settings: Arc<PushSettings>,
     /// Live registrations (not dead-lettered, task not finished) by task and config id, with
@@ -181,6 +195,19 @@ impl Bell {
     }
 }
 
+/// How many tasks with webhooks [`Pusher::resume_all`] reads per page.
+const RESUME_PAGE: usize = 256;
+
+/// What a worker does after one turn holding the delivery lease.
+enum Turn {
+    /// Stop.
+    Stop(Stop),
+    /// Wait for the next event (nothing to deliver now).
+    Wait,
+    /// Look again now (the registration changed, or the lease was lost).
+    Again,
+}
+
 /// Why a worker stopped.
 enum Stop {
     /// The registration is gone, dead-lettered, or has nothing more to deliver, ever.
@@ -197,8 +224,10 @@ impl std::fmt::Debug for Pusher {
 }
 
 impl Pusher {
+    /// A pusher with a random name in the delivery leases, and leases of
+    /// [`DEFAULT_LEASE_TTL`](crate::engine::DEFAULT_LEASE_TTL).
     pub(crate) fn new(
-        store: Arc<dyn TaskStore>,
+        store: Arc<dyn Store>,
         settings: PushSettings,
         shutdown: CancellationToken,
     ) -> Result<Self, reqwest::Error> {
@@ -206,12 +235,21 @@ impl Pusher {
         let http = deliver::client(&settings)?;
         Ok(Self {
             store,
+            owner: uuid::Uuid::new_v4().to_string().into(),
+            lease_ttl: crate::engine::DEFAULT_LEASE_TTL,
             http,
             settings,
             live: Mutex::new(HashMap::new()),
             registering: tokio::sync::Mutex::new(()),
             shutdown,
         })
+    }
+
+    /// Names this pusher `owner` in the delivery leases, which last `ttl` without renewal.
+    pub(crate) fn with_lease(mut self, owner: Arc<str>, ttl: Duration) -> Self {
+        self.owner = owner;
+        self.lease_ttl = ttl;
+        self
     }
 
     pub(crate) fn settings(&self) -> &PushSettings {
@@ -239,16 +277,27 @@ impl Pusher {
         Ok(())
     }
 
-    /// Resumes deliveries left pending by a previous process.
+    /// Resumes deliveries left pending by a previous process, reading the tasks with webhooks
+    /// a page at a time.
     pub(crate) async fn resume_all(self: &Arc<Self>) -> Result<(), StoreError> {
-        for task in self.store.tasks_with_push_configs().await? {
-            for record in self.store.push_configs(&task).await? {
-                if record.dead_letter.is_none() {
-                    self.start(&task, record.id());
+        let mut after: Option<TaskId> = None;
+        loop {
+            let page = self
+                .store
+                .tasks_with_push_configs(after.as_ref(), RESUME_PAGE)
+                .await?;
+            for task in &page {
+                for record in self.store.push_configs(task).await? {
+                    if record.dead_letter.is_none() {
+                        self.start(task, record.id());
+                    }
                 }
             }
+            if page.len() < RESUME_PAGE {
+                return Ok(());
+            }
+            after = page.last().cloned();
         }
-        Ok(())
     }
 
     /// Starts (or rings) the worker of one registration.
@@ -319,83 +368,121 @@ impl Pusher {
     /// Delivers one registration's events in order until none is left and the task is
     /// finished, the registration is deleted, it dead-letters, or the server shuts down.
     /// A shutdown leaves undelivered events pending (the cursor where it is) for the next
-    /// process to resume.
+    /// process to resume. Each turn holds the registration's delivery lease; while another
+    /// replica holds it, the worker looks again from time to time (or when rung).
     async fn deliver_pending(&self, task: &TaskId, id: &str, bell: &Bell) -> Stop {
         loop {
-            let record = match self.store.push_config(task, id).await {
-                Ok(r) => r,
+            let held = match self.acquire(task, id).await {
+                Ok(held) => held,
                 Err(e) => {
-                    tracing::error!(task = %task, error = %e, "reading a webhook registration failed");
+                    tracing::error!(task = %task, error = %e, "taking a webhook delivery lease failed");
                     return Stop::Idle;
                 }
             };
-            let Some(mut record) = record.filter(|r| r.dead_letter.is_none()) else {
-                return Stop::Done;
+            let wait = if held {
+                let turn = self.turn(task, id).await;
+                if let Err(e) = self.store.release_delivery(task, id, &self.owner).await {
+                    tracing::warn!(task = %task, error = %e, "giving up a webhook delivery lease failed");
+                }
+                match turn {
+                    Turn::Stop(stop) => return stop,
+                    Turn::Again => continue,
+                    Turn::Wait => Duration::from_secs(30),
+                }
+            } else {
+                // Another replica is delivering: look again when its lease may be free.
+                (self.lease_ttl / 4).min(Duration::from_secs(1))
             };
-            let events = match self.store.events(task, record.delivered, 64).await {
-                Ok(e) => e,
-                Err(e) => {
-                    tracing::error!(task = %task, error = %e, "reading the event log for a webhook failed");
-                    return Stop::Idle;
-                }
-            };
-            if events.is_empty() {
-                match self.store.get(task).await {
-                    Ok(Some(t))
-                        if t.task.status.state.is_terminal() && t.version <= record.delivered =>
-                    {
-                        return Stop::Done;
-                    }
-                    Ok(Some(_)) => {}
-                    // Not created yet (its first event starts a worker again), or unreadable.
-                    Ok(None) | Err(_) => return Stop::Idle,
-                }
-                tokio::select! {
-                    () = bell.notify.notified() => continue,
-                    () = tokio::time::sleep(Duration::from_secs(30)) => continue,
-                    () = self.shutdown.cancelled() => return Stop::Idle,
-                }
-            }
-            for e in events {
-                match self.deliver(&record, e.seq, &e.event).await {
-                    Ok(()) => record.delivered = e.seq,
-                    Err(Failure::ShuttingDown) => return Stop::Idle,
-                    Err(Failure::GaveUp(error)) => {
-                        tracing::error!(
-                            task = %task, config = %id, seq = e.seq, url = %record.config.url, %error,
-                            "webhook delivery gave up (dead letter)"
-                        );
-                        record.dead_letter = Some(DeadLetter {
-                            seq: e.seq,
-                            error,
-                            at_ms: Timestamp::now().unix_millis(),
-                        });
-                    }
-                }
-                if let Err(e) = self.save_progress(&record).await {
-                    tracing::error!(task = %task, error = %e, "recording webhook progress failed");
-                }
-                if record.dead_letter.is_some() {
-                    return Stop::Done;
-                }
-                if self.shutdown.is_cancelled() {
-                    return Stop::Idle;
-                }
+            tokio::select! {
+                () = bell.notify.notified() => {}
+                () = tokio::time::sleep(wait) => {}
+                () = self.shutdown.cancelled() => return Stop::Idle,
             }
         }
     }
 
-    /// Saves the cursor unless the registration was deleted or replaced meanwhile.
-    async fn save_progress(&self, record: &PushRecord) -> Result<(), StoreError> {
-        let task = record.config.task_id.clone().unwrap_or_default();
-        let Some(stored) = self.store.push_config(&task, record.id()).await? else {
-            return Ok(()); // deleted
+    /// One turn with the delivery lease held: reads the registration and its pending events
+    /// (after taking the lease, so no other replica delivers them meanwhile) and posts them.
+    async fn turn(&self, task: &TaskId, id: &str) -> Turn {
+        let record = match self.store.push_config(task, id).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(task = %task, error = %e, "reading a webhook registration failed");
+                return Turn::Stop(Stop::Idle);
+            }
         };
-        if stored.config != record.config {
-            return Ok(()); // replaced: the new registration starts afresh
+        let Some(mut record) = record.filter(|r| r.dead_letter.is_none()) else {
+            return Turn::Stop(Stop::Done);
+        };
+        let events = match self.store.events(task, record.delivered, 64).await {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::error!(task = %task, error = %e, "reading the event log for a webhook failed");
+                return Turn::Stop(Stop::Idle);
+            }
+        };
+        if events.is_empty() {
+            return match self.store.get(task).await {
+                Ok(Some(t))
+                    if t.task.status.state.is_terminal() && t.version <= record.delivered =>
+                {
+                    Turn::Stop(Stop::Done)
+                }
+                Ok(Some(_)) => Turn::Wait,
+                // Not created yet (its first event starts a worker again), or unreadable.
+                Ok(None) | Err(_) => Turn::Stop(Stop::Idle),
+            };
         }
-        self.store.put_push_config(record.clone()).await?;
-        self.store.sync().await
+        let mut held = Held::now();
+        for e in events {
+            let expected = record.delivered;
+            match self.deliver(&record, &mut held, e.seq, &e.event).await {
+                Ok(()) => record.delivered = e.seq,
+                Err(Failure::ShuttingDown) => return Turn::Stop(Stop::Idle),
+                Err(Failure::LeaseLost) => return Turn::Again,
+                Err(Failure::GaveUp(error)) => {
+                    tracing::error!(
+                        task = %task, config = %id, seq = e.seq, url = %record.config.url, %error,
+                        "webhook delivery gave up (dead letter)"
+                    );
+                    record.dead_letter = Some(DeadLetter {
+                        seq: e.seq,
+                        error,
+                        at_ms: Timestamp::now().unix_millis(),
+                    });
+                }
+            }
+            if !self.save_progress(&record, expected).await {
+                return Turn::Again;
+            }
+            if record.dead_letter.is_some() {
+                return Turn::Stop(Stop::Done);
+            }
+            if self.shutdown.is_cancelled() {
+                return Turn::Stop(Stop::Idle);
+            }
+        }
+        Turn::Again
+    }
+
+    /// Moves the stored cursor from `expected` to the record's. `false` when it did not move:
+    /// the registration was deleted or replaced (the new one starts afresh), another replica
+    /// moved it, or the store failed; the worker then reads it again.
+    async fn save_progress(&self, record: &PushRecord, expected: u64) -> bool {
+        let task = record.config.task_id.as_ref().map_or("", TaskId::as_str);
+        let saved = match self.store.advance_delivery(record, expected).await {
+            Ok(saved) => saved,
+            Err(e) => {
+                tracing::error!(task, error = %e, "recording webhook progress failed");
+                return false;
+            }
+        };
+        if saved {
+            if let Err(e) = self.store.sync().await {
+                tracing::error!(task, error = %e, "recording webhook progress failed");
+            }
+        }
+        saved
     }
 }
 

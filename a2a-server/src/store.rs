@@ -1,5 +1,8 @@
-//! Task storage: the [`TaskStore`] trait and its two implementations, [`MemoryStore`] and (with
-//! the `sled` feature, on by default) [`SledStore`].
+//! Storage: the [`Store`] of a server, split by concern into [`TaskStore`] (tasks, their event
+//! logs, listing and retention), [`ClaimStore`] (message claims, for idempotent sends) and
+//! [`PushStore`] (webhook registrations with their delivery cursors and leases), and its two
+//! implementations, [`MemoryStore`] and (with the `sled` feature, on by default)
+//! [`SledStore`], which implement all three.
 //!
 //! Every change to a task goes through [`TaskStore::update`] (or [`TaskStore::create`]) before
 //! any client or subscriber sees it. Updates are optimistic: each stored task carries a
@@ -27,11 +30,15 @@ use a2a_core::{
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+use std::time::Duration;
 
 mod index;
+mod lease;
 #[cfg(test)]
 mod list_tests;
 mod memory;
+#[cfg(test)]
+mod scan_tests;
 #[cfg(feature = "sled")]
 mod sled;
 #[cfg(test)]
@@ -254,8 +261,18 @@ pub struct ListPage {
     pub total_size: usize,
 }
 
-/// Where tasks live. Implementations must make each write atomic and visible to every later
-/// read; [`TaskStore::sync`] makes everything written so far durable.
+/// Everything the server keeps: tasks and their logs ([`TaskStore`]), message claims
+/// ([`ClaimStore`]) and webhook registrations ([`PushStore`]), as one object. Implemented for
+/// every type that implements the three, so [`MemoryStore`] and [`SledStore`] are stores, and
+/// the server holds one `Arc<dyn Store>`: a call through it costs one virtual call, as
+/// through any of the three.
+pub trait Store: TaskStore + ClaimStore + PushStore {}
+
+impl<T: TaskStore + ClaimStore + PushStore + ?Sized> Store for T {}
+
+/// Where tasks and their event logs live. Implementations must make each write atomic and
+/// visible to every later read; [`TaskStore::sync`] makes everything written so far durable
+/// (in the task store, and in the [`ClaimStore`] and [`PushStore`] of the same backend).
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
     /// The task with this id, if any.
@@ -287,7 +304,8 @@ pub trait TaskStore: Send + Sync + 'static {
         limit: usize,
     ) -> Result<Vec<LoggedEvent>, StoreError>;
 
-    /// Removes a task, its log and its webhook registrations. Returns whether it existed.
+    /// Removes a task and its log (and, in a store that keeps them too, its webhook
+    /// registrations). Returns whether it existed.
     async fn delete(&self, id: &TaskId) -> Result<bool, StoreError>;
 
     /// Up to `limit` ids of terminal tasks whose status timestamp is before `before`, oldest
@@ -298,6 +316,36 @@ pub trait TaskStore: Send + Sync + 'static {
         limit: usize,
     ) -> Result<Vec<TaskId>, StoreError>;
 
+    /// Lists tasks, newest status timestamp first (ties by id).
+    ///
+    /// A listing should cost its page, not the store: both stores answer it from indexes by
+    /// scope, context and state, and `totalSize` from counts kept per index (see
+    /// `store/index.rs`). The scope's tenant and owner are separate fields of
+    /// [`ListQuery::scope`], for a backend to index each.
+    async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError>;
+
+    /// Up to `limit` tasks in one of the given states, by id, starting after the id `after`
+    /// (for start-up and orphan recovery). A page shorter than `limit` is the last one; pass
+    /// the last id of a page as `after` to get the next. A store answers it from an index by
+    /// state, reading only the tasks of the page.
+    async fn tasks_in_states(
+        &self,
+        states: &[TaskState],
+        after: Option<&TaskId>,
+        limit: usize,
+    ) -> Result<Vec<StoredTask>, StoreError>;
+
+    /// Makes every write so far durable (a no-op for memory).
+    async fn sync(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// Message claims: which `messageId`s were received, to answer a retried `SendMessage` the
+/// same way (idempotent sends). Claims are kept in receipt-time order, so that expiring old
+/// ones reads only those.
+#[async_trait]
+pub trait ClaimStore: Send + Sync + 'static {
     /// Records `claim` under `key` unless the key is taken; returns the existing claim if it is.
     async fn claim_message(
         &self,
@@ -312,9 +360,20 @@ pub trait TaskStore: Send + Sync + 'static {
     /// of it must be processed afresh rather than answered as a duplicate.
     async fn release_claim(&self, key: &str) -> Result<(), StoreError>;
 
-    /// Removes claims received before `before_ms`; returns how many.
+    /// Removes claims received before `before_ms`; returns how many. It walks only the expired
+    /// claims (both stores keep them in receipt-time order), not every claim.
     async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError>;
+}
 
+/// Webhook registrations, their delivery cursors and their delivery leases.
+///
+/// Several server replicas may share a store, and each may run a delivery worker for the same
+/// registration. A worker posts only while it holds the registration's delivery lease
+/// ([`PushStore::acquire_delivery`], renewed while it delivers), and moves the cursor with
+/// a compare-and-swap ([`PushStore::advance_delivery`]), so that each event is posted by one
+/// replica, once.
+#[async_trait]
+pub trait PushStore: Send + Sync + 'static {
     /// Stores (or replaces, by task and config id) a webhook registration.
     async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError>;
 
@@ -341,23 +400,52 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Removes a registration; returns whether it existed.
     async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError>;
 
-    /// Every task that has webhook registrations (to resume deliveries at start-up).
-    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError>;
+    /// Up to `limit` ids of tasks that have webhook registrations, starting after the task
+    /// `after` (to resume deliveries at start-up), in an order of the store's choosing that
+    /// stays the same from page to page. A page shorter than `limit` is the last one; pass the
+    /// last id of a page as `after` to get the next.
+    async fn tasks_with_push_configs(
+        &self,
+        after: Option<&TaskId>,
+        limit: usize,
+    ) -> Result<Vec<TaskId>, StoreError>;
 
-    /// Lists tasks, newest status timestamp first (ties by id).
-    ///
-    /// A listing should cost its page, not the store: both stores answer it from indexes by
-    /// scope, context and state, and `totalSize` from counts kept per index (see
-    /// `store/index.rs`).
-    async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError>;
+    /// Moves the delivery cursor of a registration: stores `record.delivered` and
+    /// `record.dead_letter` if the stored registration still has `record.config`, no dead
+    /// letter, and its cursor at `expected`. Returns whether it did; `false` means another
+    /// replica delivered meanwhile, or the registration was replaced or deleted (read it again).
+    async fn advance_delivery(
+        &self,
+        record: &PushRecord,
+        expected: u64,
+    ) -> Result<bool, StoreError>;
 
-    /// Every task in one of the given states (for start-up recovery).
-    async fn tasks_in_states(&self, states: &[TaskState]) -> Result<Vec<StoredTask>, StoreError>;
+    /// Takes the delivery lease of the registration `id` of `task` for `owner` until `ttl` from
+    /// now, unless another owner holds one that has not expired; the holder renews it by
+    /// calling again. Returns whether `owner` holds it now. A worker posts only while it holds
+    /// the lease.
+    async fn acquire_delivery(
+        &self,
+        task: &TaskId,
+        id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError>;
 
-    /// Makes every write so far durable (a no-op for memory).
-    async fn sync(&self) -> Result<(), StoreError> {
-        Ok(())
-    }
+    /// Gives up the delivery lease of a registration, if `owner` holds it.
+    async fn release_delivery(
+        &self,
+        task: &TaskId,
+        id: &str,
+        owner: &str,
+    ) -> Result<(), StoreError>;
+}
+
+/// Whether `PushStore::advance_delivery` moves the `stored` registration's cursor from
+/// `expected` to that of `record`: it is still the same registration, not dead-lettered, with
+/// its cursor where the caller left it.
+pub(crate) fn may_advance(stored: &PushRecord, record: &PushRecord, expected: u64) -> bool {
+    stored.config == record.config && stored.dead_letter.is_none() && stored.delivered == expected
 }
 
 /// The list order key: newest first, then by id. Encoded in page tokens.

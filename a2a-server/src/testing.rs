@@ -30,7 +30,7 @@
 use crate::agent::{Agent, RequestContext};
 use crate::engine::{Change, Engine, LocalBus, TaskCell};
 use crate::events::TaskEvents;
-use crate::store::{MemoryStore, TaskStore};
+use crate::store::{MemoryStore, Store};
 use a2a_core::{Error, ErrorKind, Message, StreamResponse, Task};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -60,7 +60,7 @@ impl Agent for Unused {
 /// If `cx.stored_task` is set but is not waiting for input (a server would refuse the
 /// continuation before calling the agent).
 pub async fn record(cx: &RequestContext) -> (TaskEvents, Recording) {
-    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let engine = Engine::new(
         store.clone(),
         Arc::new(Unused),

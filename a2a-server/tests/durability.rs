@@ -8,8 +8,7 @@ use a2a_core::{
     TaskId, TaskState, TaskStatus, Timestamp,
 };
 use a2a_server::{
-    Agent, CallContext, MemoryStore, RequestContext, Scope, SendReply, Server, TaskEvents,
-    TaskStore,
+    Agent, CallContext, MemoryStore, RequestContext, Scope, SendReply, Server, Store, TaskEvents,
 };
 use futures::StreamExt as _;
 use serde_json::{Value, json};
@@ -374,7 +373,7 @@ impl Agent for Burst {
     }
 }
 
-fn server<A: Agent>(agent: A, store: Arc<dyn TaskStore>) -> Server {
+fn server<A: Agent>(agent: A, store: Arc<dyn Store>) -> Server {
     Server::builder(agent)
         .task_store_arc(store)
         .build()
@@ -384,7 +383,7 @@ fn server<A: Agent>(agent: A, store: Arc<dyn TaskStore>) -> Server {
 #[tokio::test]
 async fn a_subscriber_that_reads_nothing_for_a_long_burst_gets_every_event_and_never_blocks_the_agent()
  {
-    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let server = server(Burst(3000), store.clone());
     let h = server.handler();
     let cx = CallContext::default();
@@ -481,7 +480,7 @@ fn stored_task(id: &str, state: TaskState, millis: i64) -> Arc<Task> {
 
 #[tokio::test]
 async fn retention_removes_old_finished_tasks_and_nothing_else() {
-    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let old = Timestamp::now().unix_millis() - 3_600_000 * 48;
     for (id, state) in [
         ("old-completed", TaskState::Completed),
@@ -550,7 +549,7 @@ async fn retention_removes_old_finished_tasks_and_nothing_else() {
 #[tokio::test]
 async fn serve_and_the_spawned_upkeep_sweep_and_a_bare_router_starts_nothing() {
     for how in ["serve", "upkeep", "router"] {
-        let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
         let old = stored_task("old", TaskState::Completed, 1_000);
         store.create(old.clone(), Scope::default()).await.unwrap();
         let server = Server::builder(Counting(Arc::default()))
@@ -616,7 +615,7 @@ async fn remembered_message_ids_expire_after_the_dedup_window() {
 
 #[tokio::test]
 async fn a_resumed_subscription_of_a_finished_task_replays_the_missed_events_then_closes() {
-    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let server = server(Burst(5), store.clone());
     let h = server.handler();
     let cx = CallContext::default();

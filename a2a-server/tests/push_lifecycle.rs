@@ -10,8 +10,8 @@ use a2a_core::{
 use a2a_server::push::{DEFAULT_MAX_CONFIGS_PER_TASK, PushSettings};
 use a2a_server::store::{ListPage, ListQuery, LoggedEvent, PushRecord};
 use a2a_server::{
-    Agent, CallContext, MemoryStore, MessageClaim, RequestContext, Scope, Server, SledStore,
-    StoreError, StoredTask, TaskEvents, TaskStore,
+    Agent, CallContext, ClaimStore, MemoryStore, MessageClaim, PushStore, RequestContext, Scope,
+    Server, SledStore, StoreError, StoredTask, TaskEvents, TaskStore,
 };
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::json;
@@ -333,6 +333,21 @@ impl TaskStore for Counting {
     ) -> Result<Vec<TaskId>, StoreError> {
         self.inner.terminal_before(before, limit).await
     }
+    async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
+        self.inner.list(query).await
+    }
+    async fn tasks_in_states(
+        &self,
+        states: &[a2a_core::TaskState],
+        after: Option<&TaskId>,
+        limit: usize,
+    ) -> Result<Vec<StoredTask>, StoreError> {
+        self.inner.tasks_in_states(states, after, limit).await
+    }
+}
+
+#[async_trait::async_trait]
+impl ClaimStore for Counting {
     async fn claim_message(
         &self,
         key: &str,
@@ -349,6 +364,10 @@ impl TaskStore for Counting {
     async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
         self.inner.expire_claims(before_ms).await
     }
+}
+
+#[async_trait::async_trait]
+impl PushStore for Counting {
     async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
         self.inner.put_push_config(record).await
     }
@@ -367,17 +386,36 @@ impl TaskStore for Counting {
     async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
         self.inner.delete_push_config(task, id).await
     }
-    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
-        self.inner.tasks_with_push_configs().await
-    }
-    async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
-        self.inner.list(query).await
-    }
-    async fn tasks_in_states(
+    async fn tasks_with_push_configs(
         &self,
-        states: &[a2a_core::TaskState],
-    ) -> Result<Vec<StoredTask>, StoreError> {
-        self.inner.tasks_in_states(states).await
+        after: Option<&TaskId>,
+        limit: usize,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        self.inner.tasks_with_push_configs(after, limit).await
+    }
+    async fn advance_delivery(
+        &self,
+        record: &PushRecord,
+        expected: u64,
+    ) -> Result<bool, StoreError> {
+        self.inner.advance_delivery(record, expected).await
+    }
+    async fn acquire_delivery(
+        &self,
+        task: &TaskId,
+        id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        self.inner.acquire_delivery(task, id, owner, ttl).await
+    }
+    async fn release_delivery(
+        &self,
+        task: &TaskId,
+        id: &str,
+        owner: &str,
+    ) -> Result<(), StoreError> {
+        self.inner.release_delivery(task, id, owner).await
     }
 }
 

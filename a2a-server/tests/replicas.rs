@@ -8,7 +8,7 @@ use a2a_core::{
 };
 use a2a_server::{
     Agent, CallContext, EventBus, Leases, LocalBus, LocalLeases, MemoryStore, RequestContext,
-    RequestHandler, Scope, SendReply, Server, StreamEvent, TaskEvents, TaskStore,
+    RequestHandler, Scope, SendReply, Server, Store, StreamEvent, TaskEvents,
 };
 use futures::StreamExt as _;
 use std::sync::Arc;
@@ -106,7 +106,7 @@ impl Cluster {
     /// A replica named `name` on the shared store, bus and leases.
     fn replica(&self, name: &str, lease_ttl: Duration) -> Server {
         Server::builder(Worker(self.probe.clone()))
-            .task_store_arc(self.store.clone() as Arc<dyn TaskStore>)
+            .task_store_arc(self.store.clone() as Arc<dyn Store>)
             .event_bus(self.bus.clone() as Arc<dyn EventBus>)
             .leases(self.leases.clone() as Arc<dyn Leases>)
             .lease_ttl(lease_ttl)

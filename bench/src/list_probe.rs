@@ -10,7 +10,7 @@
 use crate::http::{Conn, Target};
 use a2a_core::{Message, Task, TaskId, TaskState, TaskStatus, Timestamp};
 use a2a_server::demo::DemoAgent;
-use a2a_server::{MemoryStore, Scope, Server, SledStore, TaskStore};
+use a2a_server::{MemoryStore, Scope, Server, SledStore, Store};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -77,7 +77,7 @@ fn task(args: &ListArgs, i: usize) -> (Task, Scope) {
     (t, scope)
 }
 
-async fn fill(store: Arc<dyn TaskStore>, args: &ListArgs) -> Result<(), String> {
+async fn fill(store: Arc<dyn Store>, args: &ListArgs) -> Result<(), String> {
     let writers = 4;
     let mut handles = Vec::new();
     for w in 0..writers {
@@ -193,7 +193,7 @@ pub(crate) fn probe(args: ListArgs) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let store: Arc<dyn TaskStore> = match &args.dir {
+    let store: Arc<dyn Store> = match &args.dir {
         Some(dir) if !args.memory => {
             let opening = Instant::now();
             let store = SledStore::open_with_cache(dir, args.cache_mib * 1024 * 1024)

@@ -10,7 +10,7 @@ use a2a_core::{
     TaskStatus, TaskStatusUpdateEvent,
 };
 use a2a_server::demo::DemoAgent;
-use a2a_server::{CallContext, MemoryStore, Scope, Server, SledStore, TaskStore};
+use a2a_server::{CallContext, MemoryStore, Scope, Server, SledStore, Store};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -101,12 +101,7 @@ fn echo_task(i: usize) -> (Task, Task, StreamResponse) {
     (created, done, event)
 }
 
-async fn fill(
-    store: Arc<dyn TaskStore>,
-    from: usize,
-    to: usize,
-    writers: usize,
-) -> Result<(), String> {
+async fn fill(store: Arc<dyn Store>, from: usize, to: usize, writers: usize) -> Result<(), String> {
     let mut handles = Vec::new();
     for w in 0..writers {
         let store = store.clone();
@@ -147,7 +142,7 @@ pub(crate) async fn probe(args: StoreArgs) -> Result<(), String> {
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let dir = args.dir.clone().unwrap_or_else(|| tmp.path().join("sled"));
     let opening = Instant::now();
-    let store: Arc<dyn TaskStore> = if args.memory {
+    let store: Arc<dyn Store> = if args.memory {
         Arc::new(MemoryStore::new())
     } else {
         Arc::new(

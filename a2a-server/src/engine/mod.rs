@@ -13,7 +13,7 @@ pub use lease::{Leases, LocalLeases};
 
 use crate::agent::{DynAgent, RequestContext};
 use crate::events::TaskEvents;
-use crate::store::{FastMap, Scope, StoredTask, TaskStore};
+use crate::store::{FastMap, Scope, Store, StoredTask};
 use a2a_core::{ContextId, Error, ErrorKind, Message, TaskId, TaskState, TaskStatus};
 use cell::CellState;
 use futures::FutureExt as _;
@@ -37,7 +37,7 @@ pub(crate) struct Replication {
 
 /// The tasks being worked on by this server, and how it reaches the other replicas.
 pub(crate) struct Engine {
-    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) store: Arc<dyn Store>,
     agent: Arc<dyn DynAgent>,
     cells: Mutex<FastMap<TaskId, Arc<TaskCell>>>,
     /// Triggered at shutdown: ends executions (through their tokens) and streams.
@@ -59,7 +59,7 @@ impl std::fmt::Debug for Engine {
 impl Engine {
     /// An engine, registered on `bus` for cancel requests.
     pub(crate) fn new(
-        store: Arc<dyn TaskStore>,
+        store: Arc<dyn Store>,
         agent: Arc<dyn DynAgent>,
         shutdown: CancellationToken,
         pusher: Option<Arc<crate::push::Pusher>>,

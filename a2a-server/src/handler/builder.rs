@@ -3,7 +3,7 @@
 use super::{ExtendedCardFn, RequestHandler, SERIALIZED_CACHE_BYTES, SerializedTasks};
 use crate::agent::{Agent, DynAgent};
 use crate::engine::{DEFAULT_LEASE_TTL, Engine, EventBus, Leases, LocalBus, Replication};
-use crate::store::{MemoryStore, TaskStore};
+use crate::store::{MemoryStore, Store};
 use a2a_core::AgentCard;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,7 +61,7 @@ pub struct HandlerBuilder {
     agent: Arc<dyn DynAgent>,
     card: Option<AgentCard>,
     extended_card: Option<ExtendedCardFn>,
-    store: Option<Arc<dyn TaskStore>>,
+    store: Option<Arc<dyn Store>>,
     push: Option<crate::push::PushSettings>,
     check_input_modes: bool,
     bus: Option<Arc<dyn EventBus>>,
@@ -109,12 +109,12 @@ impl HandlerBuilder {
     }
 
     /// Where tasks are stored (default: in memory; use [`crate::SledStore`] to persist).
-    pub fn task_store(self, store: impl TaskStore) -> Self {
+    pub fn task_store(self, store: impl Store) -> Self {
         self.task_store_arc(Arc::new(store))
     }
 
     /// Like [`HandlerBuilder::task_store`], for a store shared with other code.
-    pub fn task_store_arc(mut self, store: Arc<dyn TaskStore>) -> Self {
+    pub fn task_store_arc(mut self, store: Arc<dyn Store>) -> Self {
         self.store = Some(store);
         self
     }
@@ -193,19 +193,21 @@ impl HandlerBuilder {
         let card = self.card().clone();
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let shutdown = CancellationToken::new();
+        // This replica's name in the execution leases and in the webhook delivery leases.
+        let owner: Arc<str> = (self.replica_id)
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+            .into();
         let pusher = match self.push {
             Some(settings) => Some(Arc::new(
                 crate::push::Pusher::new(store.clone(), settings, shutdown.clone())
-                    .map_err(BuildError::Push)?,
+                    .map_err(BuildError::Push)?
+                    .with_lease(owner.clone(), self.lease_ttl),
             )),
             None => None,
         };
         let replication = self.leases.map(|leases| Replication {
             leases,
-            owner: self
-                .replica_id
-                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
-                .into(),
+            owner,
             ttl: self.lease_ttl,
         });
         let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::new()));

@@ -49,45 +49,65 @@ impl RequestHandler {
     /// [`Leases`](crate::Leases)). Without shared leases that is every such task not running
     /// here, as after a restart; with them, only those whose replica stopped renewing its lease,
     /// each taken by exactly one replica. The upkeep calls it periodically when leases are
-    /// shared. Returns how many tasks it resumed.
+    /// shared. It reads the active tasks a page at a time. Returns how many tasks it resumed.
     pub async fn claim_orphans(&self) -> Result<usize, Error> {
         use a2a_core::TaskState;
-        let tasks = self
-            .rt
-            .store
-            .tasks_in_states(&[TaskState::Submitted, TaskState::Working])
-            .await?;
+        const PAGE: usize = 256;
         let mut n = 0;
-        for stored in tasks {
-            if self.rt.live_cell(&stored.task.id).is_some()
-                || !self.rt.lease(&stored.task.id, false).await?
-            {
-                continue; // worked on here, or leased by a live replica
+        let mut after: Option<a2a_core::TaskId> = None;
+        loop {
+            let page = self
+                .rt
+                .store
+                .tasks_in_states(
+                    &[TaskState::Submitted, TaskState::Working],
+                    after.as_ref(),
+                    PAGE,
+                )
+                .await?;
+            let last_page = page.len() < PAGE;
+            after = page.last().map(|t| t.task.id.clone());
+            for stored in page {
+                if self.claim_orphan(stored).await? {
+                    n += 1;
+                }
             }
-            n += 1;
-            let task = Task::clone(&stored.task);
-            let message = task
-                .history
-                .iter()
-                .rev()
-                .find(|m| m.role == a2a_core::Role::User)
-                .cloned()
-                .unwrap_or_else(|| Message::user_text(""));
-            let scope = stored.scope.clone();
-            let cell = self.rt.cell_for(stored);
-            let rcx = RequestContext {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                message,
-                stored_task: Some(task),
-                service_params: ServiceParams::default(),
-                extensions: Vec::new(),
-                scope,
-                cancel: cell.cancel.clone(),
-            };
-            self.rt.spawn_resume(cell, rcx);
+            if last_page {
+                return Ok(n);
+            }
         }
-        Ok(n)
+    }
+
+    /// Hands one SUBMITTED or WORKING task to the agent's `resume` hook unless it is worked
+    /// on here or leased by a live replica. Returns whether it did.
+    async fn claim_orphan(&self, stored: crate::store::StoredTask) -> Result<bool, Error> {
+        if self.rt.live_cell(&stored.task.id).is_some()
+            || !self.rt.lease(&stored.task.id, false).await?
+        {
+            return Ok(false); // worked on here, or leased by a live replica
+        }
+        let task = Task::clone(&stored.task);
+        let message = task
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == a2a_core::Role::User)
+            .cloned()
+            .unwrap_or_else(|| Message::user_text(""));
+        let scope = stored.scope.clone();
+        let cell = self.rt.cell_for(stored);
+        let rcx = RequestContext {
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            message,
+            stored_task: Some(task),
+            service_params: ServiceParams::default(),
+            extensions: Vec::new(),
+            scope,
+            cancel: cell.cancel.clone(),
+        };
+        self.rt.spawn_resume(cell, rcx);
+        Ok(true)
     }
 
     /// Retention: deletes terminal tasks (and their logs) whose status is older than `ttl`,

@@ -7,7 +7,7 @@ use super::{
 use crate::auth::{Authenticator, DynAuthenticator, Principal};
 use crate::engine::{EventBus, Leases};
 use crate::handler::{BuildError, HandlerBuilder, RESUMABLE_STREAMS_EXTENSION};
-use crate::store::TaskStore;
+use crate::store::Store;
 use a2a_core::{
     AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC,
     PROTOCOL_VERSION_V03,
@@ -96,13 +96,13 @@ impl ServerBuilder {
     }
 
     /// Where tasks are stored (default: in memory; use [`crate::SledStore`] to persist).
-    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+    pub fn task_store(mut self, store: impl Store) -> Self {
         self.handler = self.handler.task_store(store);
         self
     }
 
     /// Like [`Self::task_store`], for a store already behind an `Arc`.
-    pub fn task_store_arc(mut self, store: Arc<dyn TaskStore>) -> Self {
+    pub fn task_store_arc(mut self, store: Arc<dyn Store>) -> Self {
         self.handler = self.handler.task_store_arc(store);
         self
     }

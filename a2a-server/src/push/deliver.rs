@@ -1,11 +1,12 @@
-//! Posting events to webhooks: the HTTP client (guarded resolver, redirect policy) and one
-//! delivery with its retries.
+//! Posting events to webhooks: the HTTP client (guarded resolver, redirect policy), one
+//! delivery with its retries, and the delivery lease held meanwhile.
 
 use super::guard::{self, GuardedResolver};
 use super::{PushSettings, Pusher};
-use crate::store::PushRecord;
+use crate::store::{PushRecord, StoreError};
 use a2a_core::{StreamResponse, TaskId};
 use std::sync::Arc;
+use tokio::time::Instant;
 
 /// The webhook HTTP client: addresses checked at connect time, redirects only on the same host,
 /// and no proxy but the one of [`PushSettings::proxy`] (the proxy environment variables are
@@ -47,13 +48,60 @@ pub(super) enum Failure {
     GaveUp(String),
     /// The server is shutting down: the event stays pending, for the next process.
     ShuttingDown,
+    /// The delivery lease could not be renewed (another replica took it, or the store
+    /// failed): the event stays pending, for the lease's holder.
+    LeaseLost,
+}
+
+/// A delivery lease, as its worker holds it: when it was last taken or renewed.
+#[derive(Debug)]
+pub(super) struct Held {
+    renewed: Instant,
+}
+
+impl Held {
+    /// A lease taken just now.
+    pub(super) fn now() -> Self {
+        Self {
+            renewed: Instant::now(),
+        }
+    }
 }
 
 impl Pusher {
-    /// Posts one event, retrying with backoff; `GaveUp` after the last attempt.
+    /// Takes (or renews) the delivery lease of a registration for this server.
+    pub(super) async fn acquire(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
+        self.store
+            .acquire_delivery(task, id, &self.owner, self.lease_ttl)
+            .await
+    }
+
+    /// Renews a held delivery lease once a third of its time has passed since it was last
+    /// taken; `LeaseLost` if it could not be.
+    async fn keep(&self, record: &PushRecord, held: &mut Held) -> Result<(), Failure> {
+        if held.renewed.elapsed() < self.lease_ttl / 3 {
+            return Ok(());
+        }
+        let task = record.config.task_id.clone().unwrap_or_default();
+        match self.acquire(&task, record.id()).await {
+            Ok(true) => {
+                held.renewed = Instant::now();
+                Ok(())
+            }
+            Ok(false) => Err(Failure::LeaseLost),
+            Err(e) => {
+                tracing::warn!(task = %task, error = %e, "renewing a webhook delivery lease failed");
+                Err(Failure::LeaseLost)
+            }
+        }
+    }
+
+    /// Posts one event, retrying with backoff; `GaveUp` after the last attempt. The delivery
+    /// lease is renewed before each attempt and during the pauses between them, as needed.
     pub(super) async fn deliver(
         &self,
         record: &PushRecord,
+        held: &mut Held,
         seq: u64,
         event: &StreamResponse,
     ) -> Result<(), Failure> {
@@ -72,6 +120,7 @@ impl Pusher {
         };
         let mut last_error = String::new();
         for attempt in 1..=self.settings.max_attempts {
+            self.keep(record, held).await?;
             let url = self
                 .settings
                 .check_url(&config.url)
@@ -80,9 +129,8 @@ impl Pusher {
                 // The proxy resolves the host name: check it here first.
                 if let Err(e) = guard::check_host(&self.settings, &url).await {
                     last_error = e;
-                    if !self.pause(attempt, &task, seq, &last_error).await {
-                        return Err(Failure::ShuttingDown);
-                    }
+                    self.pause(attempt, (record, held), seq, &last_error)
+                        .await?;
                     continue;
                 }
             }
@@ -113,23 +161,41 @@ impl Pusher {
                 Ok(r) => last_error = format!("HTTP {}", r.status()),
                 Err(e) => last_error = with_sources(&e),
             }
-            if !self.pause(attempt, &task, seq, &last_error).await {
-                return Err(Failure::ShuttingDown);
-            }
+            self.pause(attempt, (record, held), seq, &last_error)
+                .await?;
         }
         Err(Failure::GaveUp(last_error))
     }
 
-    /// Waits before the next attempt (if there is one); `false` if the server shuts down
-    /// meanwhile.
-    async fn pause(&self, attempt: u32, task: &TaskId, seq: u64, error: &str) -> bool {
+    /// Waits before the next attempt (if there is one), renewing the delivery lease as it
+    /// goes; `ShuttingDown` if the server shuts down meanwhile.
+    async fn pause(
+        &self,
+        attempt: u32,
+        (record, held): (&PushRecord, &mut Held),
+        seq: u64,
+        error: &str,
+    ) -> Result<(), Failure> {
         if attempt >= self.settings.max_attempts {
-            return !self.shutdown.is_cancelled();
+            return if self.shutdown.is_cancelled() {
+                Err(Failure::ShuttingDown)
+            } else {
+                Ok(())
+            };
         }
-        tracing::debug!(task = %task, seq, attempt, %error, "webhook delivery failed; retrying");
-        tokio::select! {
-            () = tokio::time::sleep(self.settings.backoff_for(attempt)) => true,
-            () = self.shutdown.cancelled() => false,
+        let task = record.config.task_id.as_ref().map_or("", TaskId::as_str);
+        tracing::debug!(task, seq, attempt, %error, "webhook delivery failed; retrying");
+        let until = Instant::now() + self.settings.backoff_for(attempt);
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            tokio::select! {
+                () = tokio::time::sleep(left.min(self.lease_ttl / 3)) => {}
+                () = self.shutdown.cancelled() => return Err(Failure::ShuttingDown),
+            }
+            self.keep(record, held).await?;
         }
     }
 }

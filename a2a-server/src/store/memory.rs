@@ -1,6 +1,9 @@
-//! An in-memory [`TaskStore`], for tests and ephemeral servers. Nothing survives a restart.
+//! An in-memory [`Store`](super::Store), for tests and ephemeral servers. Nothing survives a
+//! restart. Its [`ClaimStore`](super::ClaimStore) and [`PushStore`](super::PushStore) are in
+//! `memory/claims.rs` and `memory/push.rs`.
 
 use super::index;
+use super::lease::DeliveryLeases;
 use super::{
     FastMap, ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError,
     StoredTask, TaskStore, order_key,
@@ -12,12 +15,18 @@ use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 
-/// Keeps tasks in a hash map plus ordered indexes: one by status time (for retention) and the
-/// listing indexes of `store::index` (scope, context, state), so that a listing reads only the
-/// tasks of its page.
+mod claims;
+mod push;
+
+/// Keeps tasks in a hash map plus ordered indexes: one by status time (for retention), one by
+/// state (for recovery) and the listing indexes of `store::index` (scope, context, state), so
+/// that a listing reads only the tasks of its page; message claims by key and by receipt time;
+/// webhook registrations by task, with the tasks that have some in order.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: RwLock<Inner>,
+    /// The webhook delivery leases.
+    leases: DeliveryLeases,
     /// Index entries visited by listings (to test that a page costs O(page)).
     #[cfg(test)]
     visited: std::sync::atomic::AtomicUsize,
@@ -56,8 +65,15 @@ struct Inner {
     /// The listing indexes: for each of the four prefixes of `index::prefixes`, its tasks,
     /// newest status first (ties by id). A prefix's count is its set's length.
     lists: FastMap<Vec<u8>, BTreeSet<(Reverse<i64>, String)>>,
-    claims: FastMap<String, Box<MessageClaim>>,
+    /// The ids of the tasks in each state, in order (for `tasks_in_states`).
+    states: FastMap<TaskState, BTreeSet<String>>,
+    claims: FastMap<Arc<str>, Box<MessageClaim>>,
+    /// The claim keys by receipt time, oldest first (for `expire_claims`).
+    claim_times: BTreeSet<(i64, Arc<str>)>,
+    /// Webhook registrations by task; only tasks that have some.
     pushes: FastMap<TaskId, PushList>,
+    /// The ids of the tasks in `pushes`, in order (for `tasks_with_push_configs`).
+    push_tasks: BTreeSet<String>,
 }
 
 impl Inner {
@@ -66,6 +82,21 @@ impl Inner {
         if let (Some(o), Some(n)) = (old, new) {
             if index::unmoved(o, n) {
                 return;
+            }
+        }
+        if old.map(|t| &t.task.status.state) != new.map(|t| &t.task.status.state) {
+            if let Some(old) = old {
+                let state = &old.task.status.state;
+                if let Some(ids) = self.states.get_mut(state) {
+                    ids.remove(old.task.id.as_str());
+                    if ids.is_empty() {
+                        self.states.remove(state);
+                    }
+                }
+            }
+            if let Some(new) = new {
+                let ids = self.states.entry(new.task.status.state.clone());
+                ids.or_default().insert(new.task.id.as_str().to_owned());
             }
         }
         if let Some(old) = old {
@@ -232,7 +263,10 @@ impl TaskStore for MemoryStore {
 
     async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
         let mut inner = self.inner.write().expect("store lock");
-        inner.pushes.remove(id);
+        if inner.pushes.remove(id).is_some() {
+            inner.push_tasks.remove(id.as_str());
+        }
+        self.leases.forget(id);
         match inner.tasks.remove(id).map(|e| e.stored) {
             Some(t) => {
                 inner.index.remove(&order_key(&t));
@@ -263,112 +297,27 @@ impl TaskStore for MemoryStore {
             .collect())
     }
 
-    async fn claim_message(
+    async fn tasks_in_states(
         &self,
-        key: &str,
-        claim: MessageClaim,
-    ) -> Result<Option<MessageClaim>, StoreError> {
-        let mut inner = self.inner.write().expect("store lock");
-        match inner.claims.get(key) {
-            Some(existing) => Ok(Some(MessageClaim::clone(existing))),
-            None => {
-                inner.claims.insert(key.to_owned(), Box::new(claim));
-                Ok(None)
+        states: &[TaskState],
+        after: Option<&TaskId>,
+        limit: usize,
+    ) -> Result<Vec<StoredTask>, StoreError> {
+        let inner = self.inner.read().expect("store lock");
+        let start = after.map_or(Bound::Unbounded, |a| Bound::Excluded(a.as_str()));
+        let mut ids: Vec<&str> = Vec::new();
+        for state in states {
+            if let Some(set) = inner.states.get(state) {
+                let page = set.range::<str, _>((start, Bound::Unbounded)).take(limit);
+                ids.extend(page.map(String::as_str));
             }
         }
-    }
-
-    async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError> {
-        self.inner
-            .write()
-            .expect("store lock")
-            .claims
-            .insert(key.to_owned(), Box::new(claim));
-        Ok(())
-    }
-
-    async fn release_claim(&self, key: &str) -> Result<(), StoreError> {
-        self.inner.write().expect("store lock").claims.remove(key);
-        Ok(())
-    }
-
-    async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
-        let mut inner = self.inner.write().expect("store lock");
-        let n = inner.claims.len();
-        inner.claims.retain(|_, c| c.received_ms >= before_ms);
-        Ok(n - inner.claims.len())
-    }
-
-    async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
-        let mut inner = self.inner.write().expect("store lock");
-        let task = record.config.task_id.clone().unwrap_or_default();
-        let list = inner.pushes.entry(task).or_default();
-        match list.by_id.get(record.id()) {
-            Some(&at) => list.records[at] = record,
-            None => {
-                list.by_id
-                    .insert(record.id().to_owned(), list.records.len());
-                list.records.push(record);
-            }
-        }
-        Ok(())
-    }
-
-    async fn push_configs(&self, task: &TaskId) -> Result<Vec<PushRecord>, StoreError> {
-        let inner = self.inner.read().expect("store lock");
-        Ok(inner
-            .pushes
-            .get(task)
-            .map(|l| l.records.clone())
-            .unwrap_or_default())
-    }
-
-    async fn push_config(&self, task: &TaskId, id: &str) -> Result<Option<PushRecord>, StoreError> {
-        let inner = self.inner.read().expect("store lock");
-        Ok(inner
-            .pushes
-            .get(task)
-            .and_then(|l| l.by_id.get(id).map(|&at| l.records[at].clone())))
-    }
-
-    async fn push_config_count(&self, task: &TaskId) -> Result<usize, StoreError> {
-        let inner = self.inner.read().expect("store lock");
-        Ok(inner.pushes.get(task).map_or(0, |l| l.records.len()))
-    }
-
-    async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
-        let mut inner = self.inner.write().expect("store lock");
-        let Some(list) = inner.pushes.get_mut(task) else {
-            return Ok(false);
-        };
-        let Some(at) = list.by_id.remove(id) else {
-            return Ok(false);
-        };
-        list.records.remove(at);
-        for (i, r) in list.records.iter().enumerate().skip(at) {
-            list.by_id.insert(r.id().to_owned(), i);
-        }
-        Ok(true)
-    }
-
-    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
-        let inner = self.inner.read().expect("store lock");
-        Ok(inner
-            .pushes
-            .iter()
-            .filter(|(_, list)| !list.records.is_empty())
-            .map(|(id, _)| id.clone())
-            .collect())
-    }
-
-    async fn tasks_in_states(&self, states: &[TaskState]) -> Result<Vec<StoredTask>, StoreError> {
-        let inner = self.inner.read().expect("store lock");
-        Ok(inner
-            .tasks
-            .values()
-            .map(|e| &e.stored)
-            .filter(|t| states.contains(&t.task.status.state))
-            .cloned()
+        ids.sort_unstable();
+        ids.dedup();
+        ids.truncate(limit);
+        Ok(ids
+            .into_iter()
+            .filter_map(|id| inner.tasks.get(id).map(|e| e.stored.clone()))
             .collect())
     }
 }
@@ -407,6 +356,26 @@ mod tests {
         let store = MemoryStore::new();
         let visited = || store.visited.load(std::sync::atomic::Ordering::Relaxed);
         crate::store::list_tests::listing_a_small_scope_costs_its_page(&store, &visited).await;
+    }
+
+    #[tokio::test]
+    async fn memory_store_pages_its_recovery_and_webhook_scans() {
+        crate::store::scan_tests::scans_page_with_a_cursor(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn memory_store_expires_only_the_old_claims() {
+        crate::store::scan_tests::claims_expire_by_receipt_time(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn memory_store_moves_a_delivery_cursor_only_from_its_expected_value() {
+        crate::store::scan_tests::delivery_cursor_is_compare_and_swap(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn memory_store_gives_a_delivery_lease_to_one_owner_until_it_expires() {
+        crate::store::scan_tests::delivery_lease_has_one_owner(&MemoryStore::new()).await;
     }
 
     #[tokio::test]

@@ -1,5 +1,6 @@
-//! The durable [`TaskStore`] on [sled](https://docs.rs/sled), an embedded database: nothing to
-//! install, data in one directory.
+//! The durable [`Store`](super::Store) on [sled](https://docs.rs/sled), an embedded database:
+//! nothing to install, data in one directory. The [`TaskStore`] is here; the `ClaimStore` is in
+//! `sled/claims.rs` and the `PushStore` in `sled/push.rs`.
 //!
 //! Layout: tree `tasks` maps a task id to its JSON snapshot (a [`StoredTask`] at the version
 //! it was taken); tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq, u64
@@ -8,7 +9,11 @@
 //! forward scan lists the newest status first (retention walks it from the oldest end); tree
 //! `task_lists` holds the listing indexes of `store::index` (keys under scope, scope+context,
 //! scope+state and scope+context+state prefixes, newest first), so that a listing reads only
-//! its page; tree `message_claims` maps a deduplication key to its claim.
+//! its page; tree `task_states` maps `(state length, u16 big-endian) ++ state ++ id` to
+//! nothing, so that recovery pages through the tasks of a state by id; tree `message_claims`
+//! maps a deduplication key to its claim, and tree `message_claim_times` maps `(receipt
+//! millis, sign-flipped u64 big-endian) ++ key` to nothing, so that expiry walks only the
+//! expired claims; trees `push_configs` and `push_config_ids` hold webhook registrations.
 //!
 //! Writes are event-sourced (see `store/sled/record.rs`): a task's current version is its
 //! snapshot with the log events after it applied. A status update writes a snapshot with its
@@ -23,10 +28,8 @@
 //! committed one.
 
 use super::index::{self, Counts, Listed};
-use super::{
-    ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError, StoredTask,
-    TaskStore,
-};
+use super::lease::DeliveryLeases;
+use super::{ListPage, ListQuery, LoggedEvent, Scope, StoreError, StoredTask, TaskStore};
 use crate::cache::Fifo;
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -35,8 +38,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod claims;
 mod list;
 mod open;
+mod push;
 mod record;
 
 use record::Record;
@@ -51,7 +56,11 @@ pub struct SledStore {
     /// The listing indexes (see `store::index`).
     lists: sled::Tree,
     events: sled::Tree,
+    /// The ids of the tasks in each state (see `state_key`).
+    states: sled::Tree,
     claims: sled::Tree,
+    /// The claim keys by receipt time (see `claims::time_key`).
+    claim_times: sled::Tree,
     pushes: sled::Tree,
     /// Webhook registrations by task and config id (`log_prefix(task) + id`): the key of each
     /// in `pushes`, whose keys keep registration order.
@@ -75,6 +84,8 @@ pub struct SledStore {
     visited: Arc<AtomicU64>,
     /// Recently used tasks, materialized (see `record::Record`).
     recent: Arc<Mutex<Fifo<Record>>>,
+    /// The webhook delivery leases: in memory, since only this process opens the directory.
+    leases: Arc<DeliveryLeases>,
 }
 
 /// How many bytes of tasks the recent-task cache holds, counted as the JSON size of each
@@ -154,6 +165,13 @@ fn index_push_ids(pushes: &sled::Tree, push_ids: &sled::Tree) -> Result<(), Stor
     Ok(())
 }
 
+/// The `task_states` key of a task: its state (length-prefixed, like a log prefix), then its id.
+fn state_key(state: &str, id: &str) -> Vec<u8> {
+    let mut key = log_prefix(state);
+    key.extend_from_slice(id.as_bytes());
+    key
+}
+
 fn log_key(id: &str, seq: u64) -> Vec<u8> {
     let mut key = log_prefix(id);
     key.extend_from_slice(&seq.to_be_bytes());
@@ -180,26 +198,6 @@ impl SledStore {
     /// The underlying database (other features keep their trees in it).
     pub fn db(&self) -> &sled::Db {
         &self.db
-    }
-
-    /// The key and record of a task's webhook registration (through `push_ids`).
-    fn find_push(
-        &self,
-        task: &TaskId,
-        id: &str,
-    ) -> Result<Option<(sled::IVec, PushRecord)>, StoreError> {
-        let ids_key = push_id_key(task.as_str(), id);
-        let Some(key) = self.push_ids.get(ids_key).map_err(backend)? else {
-            return Ok(None);
-        };
-        // An index entry without its record: a put that did not complete.
-        let Some(value) = self.pushes.get(&key).map_err(backend)? else {
-            return Ok(None);
-        };
-        Ok(Some((
-            key,
-            serde_json::from_slice(&value).map_err(backend)?,
-        )))
     }
 
     /// Notes a completed write, for [`TaskStore::sync`].
@@ -310,6 +308,9 @@ impl TaskStore for SledStore {
             self.index
                 .remove(index_key(stored.sort_millis(), id.as_str()))
                 .map_err(backend)?;
+            self.states
+                .remove(state_key(stored.task.status.state.as_str(), id.as_str()))
+                .map_err(backend)?;
             for k in index::keys(&listed) {
                 self.lists.remove(k).map_err(backend)?;
             }
@@ -330,6 +331,7 @@ impl TaskStore for SledStore {
                 .map_err(backend)?;
         }
         self.push_counts.lock().expect("counts lock").remove(id);
+        self.leases.forget(id);
         self.wrote();
         Ok(true)
     }
@@ -343,129 +345,14 @@ impl TaskStore for SledStore {
             .await
     }
 
-    async fn claim_message(
+    async fn tasks_in_states(
         &self,
-        key: &str,
-        claim: MessageClaim,
-    ) -> Result<Option<MessageClaim>, StoreError> {
-        let value = serde_json::to_vec(&claim).map_err(backend)?;
-        match self
-            .claims
-            .compare_and_swap(key.as_bytes(), None as Option<&[u8]>, Some(value))
-            .map_err(backend)?
-        {
-            Ok(()) => {
-                self.wrote();
-                Ok(None)
-            }
-            Err(e) => match e.current {
-                Some(bytes) => Ok(Some(serde_json::from_slice(&bytes).map_err(backend)?)),
-                None => Ok(None),
-            },
-        }
-    }
-
-    async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError> {
-        let value = serde_json::to_vec(&claim).map_err(backend)?;
-        self.claims.insert(key.as_bytes(), value).map_err(backend)?;
-        self.wrote();
-        Ok(())
-    }
-
-    async fn release_claim(&self, key: &str) -> Result<(), StoreError> {
-        self.claims.remove(key.as_bytes()).map_err(backend)?;
-        Ok(())
-    }
-
-    async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
-        self.blocking(move |store| store.expire_claims_blocking(before_ms))
-            .await
-    }
-
-    async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
-        let task = record.config.task_id.clone().unwrap_or_default();
-        let ids_key = push_id_key(task.as_str(), record.id());
-        // Registration order: a creation stamp ahead of the id, kept on replacement. The
-        // index entry is written first, so that every record has one.
-        let key = match self.push_ids.get(&ids_key).map_err(backend)? {
-            Some(k) => k,
-            None => {
-                let mut key = log_prefix(task.as_str());
-                let stamp = u64::try_from(Timestamp::now().unix_millis()).unwrap_or_default();
-                key.extend_from_slice(&stamp.to_be_bytes());
-                key.extend_from_slice(record.id().as_bytes());
-                let key = sled::IVec::from(key);
-                self.push_ids
-                    .insert(ids_key, key.clone())
-                    .map_err(backend)?;
-                key
-            }
-        };
-        let value = serde_json::to_vec(&record).map_err(backend)?;
-        let mut counts = self.push_counts.lock().expect("counts lock");
-        if self.pushes.insert(key, value).map_err(backend)?.is_none() {
-            counts.entry(task).and_modify(|n| *n += 1);
-        }
-        drop(counts);
-        self.wrote();
-        Ok(())
-    }
-
-    async fn push_configs(&self, task: &TaskId) -> Result<Vec<PushRecord>, StoreError> {
-        self.pushes
-            .scan_prefix(log_prefix(task.as_str()))
-            .map(|e| {
-                let (_, v) = e.map_err(backend)?;
-                serde_json::from_slice(&v).map_err(backend)
-            })
-            .collect()
-    }
-
-    async fn push_config(&self, task: &TaskId, id: &str) -> Result<Option<PushRecord>, StoreError> {
-        Ok(self.find_push(task, id)?.map(|(_, r)| r))
-    }
-
-    async fn push_config_count(&self, task: &TaskId) -> Result<usize, StoreError> {
-        if let Some(n) = self.push_counts.lock().expect("counts lock").get(task) {
-            return Ok(*n);
-        }
-        // Counted while holding the lock, so that no write slips between the count and its
-        // caching.
-        let mut counts = self.push_counts.lock().expect("counts lock");
-        let mut n = 0;
-        for entry in self.pushes.scan_prefix(log_prefix(task.as_str())).keys() {
-            entry.map_err(backend)?;
-            n += 1;
-        }
-        counts.insert(task.clone(), n);
-        Ok(n)
-    }
-
-    async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
-        let ids_key = push_id_key(task.as_str(), id);
-        let Some(key) = self.push_ids.get(&ids_key).map_err(backend)? else {
-            return Ok(false);
-        };
-        // The record first: an index entry without one is ignored.
-        let mut counts = self.push_counts.lock().expect("counts lock");
-        let existed = self.pushes.remove(key).map_err(backend)?.is_some();
-        if existed {
-            counts.entry(task.clone()).and_modify(|n| *n -= 1);
-        }
-        drop(counts);
-        self.push_ids.remove(ids_key).map_err(backend)?;
-        self.wrote();
-        Ok(existed)
-    }
-
-    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
-        self.blocking(|store| store.tasks_with_push_configs_blocking())
-            .await
-    }
-
-    async fn tasks_in_states(&self, states: &[TaskState]) -> Result<Vec<StoredTask>, StoreError> {
-        let states = states.to_vec();
-        self.blocking(move |store| store.tasks_in_states_blocking(&states))
+        states: &[TaskState],
+        after: Option<&TaskId>,
+        limit: usize,
+    ) -> Result<Vec<StoredTask>, StoreError> {
+        let (states, after) = (states.to_vec(), after.cloned());
+        self.blocking(move |store| store.tasks_in_states_blocking(&states, after.as_ref(), limit))
             .await
     }
 

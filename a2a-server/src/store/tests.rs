@@ -18,7 +18,7 @@ pub(crate) fn status_event(t: &Task) -> StreamResponse {
     })
 }
 
-pub(crate) async fn create_get_update(store: &dyn TaskStore) {
+pub(crate) async fn create_get_update(store: &dyn Store) {
     let t = task_at("t1", "c1", TaskState::Submitted, 1000);
     let created = store
         .create(Arc::new(t.clone()), Scope::default())
@@ -78,7 +78,7 @@ pub(crate) async fn create_get_update(store: &dyn TaskStore) {
     ));
 }
 
-pub(crate) async fn log_pages_retention_and_claims(store: &dyn TaskStore) {
+pub(crate) async fn log_pages_retention_and_claims(store: &dyn Store) {
     let mut t = task_at("long", "c", TaskState::Working, 10);
     store
         .create(Arc::new(t.clone()), Scope::default())
@@ -199,7 +199,7 @@ pub(crate) async fn log_pages_retention_and_claims(store: &dyn TaskStore) {
     );
 }
 
-pub(crate) async fn list_orders_filters_and_pages(store: &dyn TaskStore) {
+pub(crate) async fn list_orders_filters_and_pages(store: &dyn Store) {
     for i in 0..25 {
         let ctx = if i % 2 == 0 { "even" } else { "odd" };
         let state = if i % 3 == 0 {
@@ -284,7 +284,7 @@ pub(crate) fn chunk(t: &Task, artifact: &str, i: usize) -> StreamResponse {
 
 /// Writes `event` as the engine does: the stored task with the event applied.
 pub(crate) async fn write(
-    store: &dyn TaskStore,
+    store: &dyn Store,
     stored: &StoredTask,
     event: StreamResponse,
 ) -> StoredTask {
@@ -297,7 +297,7 @@ pub(crate) async fn write(
 }
 
 /// The task a log folds to, read in pages, and its last seq.
-pub(crate) async fn fold_of_log(store: &dyn TaskStore, id: &TaskId) -> (Task, u64) {
+pub(crate) async fn fold_of_log(store: &dyn Store, id: &TaskId) -> (Task, u64) {
     let (mut task, mut seen): (Option<Task>, u64) = (None, 0);
     loop {
         let page = store.events(id, seen, 50).await.unwrap();
@@ -320,7 +320,7 @@ pub(crate) async fn fold_of_log(store: &dyn TaskStore, id: &TaskId) -> (Task, u6
 /// A long append stream with a status update, a continuation and an agent message in the
 /// middle: after every write the store reads back the engine's task, and the log folds to
 /// it (up to the continuation, whose user message no event carries). Returns the final task.
-pub(crate) async fn long_append_stream_reads_back_as_its_fold(store: &dyn TaskStore) -> StoredTask {
+pub(crate) async fn long_append_stream_reads_back_as_its_fold(store: &dyn Store) -> StoredTask {
     let t = task_at("stream", "c", TaskState::Submitted, 100);
     let mut stored = store
         .create(Arc::new(t.clone()), Scope::default())

@@ -59,12 +59,16 @@ impl SledStore {
     /// Uses an already opened database (its trees `tasks`, `task_index`, `task_lists`, …).
     ///
     /// Opening reads the indexed fields of every task record to count the tasks of each
-    /// listing prefix. A database written before the listing indexes existed gets them built
-    /// in the same pass, once (a marker key in tree `store_meta` records it).
+    /// listing prefix. A database written before the listing indexes (or the state index, or
+    /// the claims' time index) existed gets them built, once (marker keys in tree
+    /// `store_meta` record it).
     pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
         let tasks = db.open_tree("tasks").map_err(backend)?;
         let lists = db.open_tree("task_lists").map_err(backend)?;
-        let counts = list::open_indexes(&db, &tasks, &lists)?;
+        let states = db.open_tree("task_states").map_err(backend)?;
+        let counts = list::open_indexes(&db, &tasks, &lists, &states)?;
+        let claims = db.open_tree("message_claims").map_err(backend)?;
+        let claim_times = super::claims::open_claim_times(&db, &claims)?;
         let pushes = db.open_tree("push_configs").map_err(backend)?;
         let push_ids = db.open_tree("push_config_ids").map_err(backend)?;
         super::index_push_ids(&pushes, &push_ids)?;
@@ -76,13 +80,16 @@ impl SledStore {
             visited: Arc::default(),
             index: db.open_tree("task_index").map_err(backend)?,
             events: db.open_tree("task_events").map_err(backend)?,
-            claims: db.open_tree("message_claims").map_err(backend)?,
+            states,
+            claims,
+            claim_times,
             pushes,
             push_ids,
             push_counts: Arc::default(),
             commit: Arc::default(),
             counts: Arc::new(Mutex::new(counts)),
             recent: Arc::new(Mutex::new(Fifo::new(RECENT_CACHE_BYTES))),
+            leases: Arc::default(),
             db,
         })
     }

@@ -1,9 +1,10 @@
-//! The sled store's scans (recovery, retention, claim expiry, webhook resumption), run on
+//! The sled store's scans of tasks (recovery, retention), run on
 //! tokio's blocking pool: sled reads block, and a scan reads many.
 
-use super::{SledStore, backend, backend_msg, decode};
-use crate::store::{MessageClaim, PushRecord, StoreError, StoredTask};
+use super::{SledStore, backend, backend_msg, log_prefix, state_key};
+use crate::store::{StoreError, StoredTask};
 use a2a_core::{TaskId, TaskState, Timestamp};
+use std::ops::Bound;
 
 impl SledStore {
     /// Runs `scan` on tokio's blocking pool.
@@ -40,47 +41,54 @@ impl SledStore {
         Ok(out)
     }
 
-    pub(super) fn expire_claims_blocking(&self, before_ms: i64) -> Result<usize, StoreError> {
-        let mut n = 0;
-        for entry in self.claims.iter() {
-            let (key, value) = entry.map_err(backend)?;
-            let claim: MessageClaim = serde_json::from_slice(&value).map_err(backend)?;
-            if claim.received_ms < before_ms {
-                self.claims.remove(key).map_err(backend)?;
-                n += 1;
-            }
-        }
-        Ok(n)
-    }
-
-    pub(super) fn tasks_with_push_configs_blocking(&self) -> Result<Vec<TaskId>, StoreError> {
-        let mut out: Vec<TaskId> = Vec::new();
-        for entry in self.pushes.iter() {
-            let (_, v) = entry.map_err(backend)?;
-            let r: PushRecord = serde_json::from_slice(&v).map_err(backend)?;
-            if let Some(t) = r.config.task_id {
-                if out.last() != Some(&t) {
-                    out.push(t);
-                }
-            }
-        }
-        Ok(out)
-    }
-
+    /// `TaskStore::tasks_in_states` (on a blocking thread): up to `limit` current entries of
+    /// each state's range of `task_states` after `after`, merged by id. An entry whose task is
+    /// no longer in that state (left by a write cut short by a crash) is skipped and removed.
     pub(super) fn tasks_in_states_blocking(
         &self,
         states: &[TaskState],
+        after: Option<&TaskId>,
+        limit: usize,
     ) -> Result<Vec<StoredTask>, StoreError> {
-        let mut out = Vec::new();
-        for entry in self.tasks.iter() {
-            let (_, bytes) = entry.map_err(backend)?;
-            let snapshot = decode(&bytes)?;
-            // A snapshot has the task's current state (only status updates change it, and
-            // each one writes a snapshot): only the matches are materialized.
-            if states.contains(&snapshot.task.status.state) {
-                out.push(self.materialize(snapshot, bytes.len())?.stored);
+        let mut out: Vec<StoredTask> = Vec::new();
+        for state in states {
+            let prefix = log_prefix(state.as_str());
+            let start = match after {
+                Some(a) => Bound::Excluded(state_key(state.as_str(), a.as_str())),
+                None => Bound::Included(prefix.clone()),
+            };
+            let mut found = 0;
+            for entry in self.states.range((start, Bound::Unbounded)) {
+                let (key, _) = entry.map_err(backend)?;
+                if found == limit || !key.starts_with(&prefix) {
+                    break;
+                }
+                let id = std::str::from_utf8(&key[prefix.len()..]).map_err(backend_msg)?;
+                match self.in_state(id, state)? {
+                    Some(t) => {
+                        found += 1;
+                        out.push(t);
+                    }
+                    None => {
+                        let _stripe = self.stripe(id);
+                        if self.in_state(id, state)?.is_none() {
+                            self.states.remove(&key).map_err(backend)?;
+                        }
+                    }
+                }
             }
         }
+        out.sort_by(|a, b| a.task.id.as_str().cmp(b.task.id.as_str()));
+        out.dedup_by(|a, b| a.task.id == b.task.id);
+        out.truncate(limit);
         Ok(out)
+    }
+
+    /// The committed task `id`, if it is in `state`.
+    fn in_state(&self, id: &str, state: &TaskState) -> Result<Option<StoredTask>, StoreError> {
+        Ok(self
+            .load(&TaskId::from(id))?
+            .map(|r| r.stored)
+            .filter(|t| t.task.status.state == *state))
     }
 }

@@ -23,6 +23,69 @@ async fn sled_store_lists_newest_first_with_filters_and_pages() {
     crate::store::tests::list_orders_filters_and_pages(&SledStore::open(dir.path()).unwrap()).await;
 }
 
+#[tokio::test]
+async fn sled_store_pages_its_recovery_and_webhook_scans() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    crate::store::scan_tests::scans_page_with_a_cursor(&store).await;
+}
+
+#[tokio::test]
+async fn sled_store_expires_only_the_old_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    crate::store::scan_tests::claims_expire_by_receipt_time(&store).await;
+}
+
+#[tokio::test]
+async fn sled_store_moves_a_delivery_cursor_only_from_its_expected_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    crate::store::scan_tests::delivery_cursor_is_compare_and_swap(&store).await;
+}
+
+#[tokio::test]
+async fn sled_store_gives_a_delivery_lease_to_one_owner_until_it_expires() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    crate::store::scan_tests::delivery_lease_has_one_owner(&store).await;
+}
+
+#[tokio::test]
+async fn a_database_from_before_the_state_and_claim_time_indexes_gets_them_at_open() {
+    use crate::store::{ClaimStore as _, MessageClaim};
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = SledStore::open(dir.path()).unwrap();
+        for (id, state) in [("a", TaskState::Working), ("b", TaskState::Completed)] {
+            let t = crate::store::tests::task_at(id, "c", state, 5);
+            store.create(Arc::new(t), Scope::default()).await.unwrap();
+        }
+        let claim = MessageClaim {
+            task_id: "a".into(),
+            reply: None,
+            received_ms: 7,
+        };
+        store.claim_message("k", claim).await.unwrap();
+        // As written by a version without those indexes.
+        for tree in ["task_states", "message_claim_times"] {
+            store.db().drop_tree(tree).unwrap();
+        }
+        let meta = store.db().open_tree("store_meta").unwrap();
+        meta.remove("task_states_v1").unwrap();
+        meta.remove("message_claim_times_v1").unwrap();
+        store.db().flush().unwrap();
+    }
+    let store = SledStore::open(dir.path()).unwrap();
+    let active = store
+        .tasks_in_states(&[TaskState::Working], None, 10)
+        .await
+        .unwrap();
+    assert_eq!(active.len(), 1);
+    assert_eq!(active[0].task.id.as_str(), "a");
+    assert_eq!(store.expire_claims(8).await.unwrap(), 1);
+}
+
 #[test]
 fn a_directory_held_by_an_open_store_is_refused_with_its_name() {
     let dir = tempfile::tempdir().unwrap();
@@ -199,7 +262,7 @@ async fn sled_store_reads_a_long_append_stream_as_its_fold_from_cache_disk_and_r
     assert_eq!(store.get(id).await.unwrap().unwrap(), expected);
     assert_eq!(fold_of_log(&store, id).await.1, expected.version);
     let done = store
-        .tasks_in_states(&[TaskState::Completed])
+        .tasks_in_states(&[TaskState::Completed], None, usize::MAX)
         .await
         .unwrap();
     assert_eq!(done, [expected]);
@@ -262,7 +325,10 @@ async fn sled_store_snapshots_every_so_many_events_and_folds_the_rest() {
         );
     }
     forget_cached(&store);
-    let mut working = store.tasks_in_states(&[TaskState::Working]).await.unwrap();
+    let mut working = store
+        .tasks_in_states(&[TaskState::Working], None, usize::MAX)
+        .await
+        .unwrap();
     working.sort_by_key(|t| t.version);
     assert!(working == expected, "recovery reads materialized tasks");
 }

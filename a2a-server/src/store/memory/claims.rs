@@ -1,0 +1,73 @@
+//! The memory store's message claims: a map by key, and a set by receipt time that expiry
+//! walks from its oldest end.
+
+use super::MemoryStore;
+use crate::store::{ClaimStore, MessageClaim, StoreError};
+use async_trait::async_trait;
+use std::sync::Arc;
+
+#[async_trait]
+impl ClaimStore for MemoryStore {
+    async fn claim_message(
+        &self,
+        key: &str,
+        claim: MessageClaim,
+    ) -> Result<Option<MessageClaim>, StoreError> {
+        let mut inner = self.inner.write().expect("store lock");
+        if let Some(existing) = inner.claims.get(key) {
+            return Ok(Some(MessageClaim::clone(existing)));
+        }
+        let key: Arc<str> = key.into();
+        inner.claim_times.insert((claim.received_ms, key.clone()));
+        inner.claims.insert(key, Box::new(claim));
+        Ok(None)
+    }
+
+    async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError> {
+        let mut inner = self.inner.write().expect("store lock");
+        let existing = inner
+            .claims
+            .get_key_value(key)
+            .map(|(k, c)| (k.clone(), c.received_ms));
+        let key: Arc<str> = match existing {
+            Some((key, ms)) => {
+                if ms != claim.received_ms {
+                    inner.claim_times.remove(&(ms, key.clone()));
+                    inner.claim_times.insert((claim.received_ms, key.clone()));
+                }
+                key
+            }
+            None => {
+                let key: Arc<str> = key.into();
+                inner.claim_times.insert((claim.received_ms, key.clone()));
+                key
+            }
+        };
+        inner.claims.insert(key, Box::new(claim));
+        Ok(())
+    }
+
+    async fn release_claim(&self, key: &str) -> Result<(), StoreError> {
+        let mut inner = self.inner.write().expect("store lock");
+        if let Some((key, claim)) = inner.claims.remove_entry(key) {
+            inner.claim_times.remove(&(claim.received_ms, key));
+        }
+        Ok(())
+    }
+
+    async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
+        let mut inner = self.inner.write().expect("store lock");
+        let mut n = 0;
+        while let Some(first) = inner.claim_times.first() {
+            if first.0 >= before_ms {
+                break;
+            }
+            let Some((_, key)) = inner.claim_times.pop_first() else {
+                break;
+            };
+            inner.claims.remove(&key);
+            n += 1;
+        }
+        Ok(n)
+    }
+}
