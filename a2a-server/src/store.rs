@@ -34,14 +34,15 @@ use std::time::Duration;
 
 mod index;
 mod lease;
-#[cfg(test)]
-mod list_tests;
+// The behaviour every store must have, run for ours and public in `testing::check_store`.
+#[cfg(any(test, feature = "testing"))]
+pub(crate) mod list_tests;
 mod memory;
-#[cfg(test)]
-mod scan_tests;
+#[cfg(any(test, feature = "testing"))]
+pub(crate) mod scan_tests;
 #[cfg(feature = "sled")]
 mod sled;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod tests;
 
 #[cfg(feature = "sled")]

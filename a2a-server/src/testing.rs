@@ -1,5 +1,7 @@
 //! Support for testing agents and stores (feature `testing`).
 //!
+//! [`check_store`] runs the behaviour tests our own stores pass against a store of yours.
+//!
 //! [`record`] runs an [`Agent`]'s methods without a server: the [`TaskEvents`]
 //! it returns check and store every event exactly as a server would (lifecycle, artifacts,
 //! replies), in memory, and the [`Recording`] reads the outcome back.
@@ -117,4 +119,37 @@ impl Recording {
     pub async fn reply(&self) -> Option<Message> {
         self.cell.reply().await
     }
+}
+
+/// Runs the behaviour tests every [`Store`] must pass (ours do) against stores made by
+/// `new_store`, one fresh empty store per case: writes and the version check, the event log
+/// and its pages, retention, message claims and their expiry, listing (order, filters, pages,
+/// page tokens, counts) as tasks change, the paged scans, folding a long append stream, the
+/// webhook delivery cursor's compare-and-swap and the delivery lease. Panics at the first
+/// difference, naming it.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// a2a_server::testing::check_store(|| async { a2a_server::MemoryStore::new() }).await;
+/// # });
+/// ```
+pub async fn check_store<S, F, Fut>(new_store: F)
+where
+    S: Store,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = S>,
+{
+    use crate::store::{list_tests, scan_tests, tests};
+    tests::create_get_update(&new_store().await).await;
+    tests::log_pages_retention_and_claims(&new_store().await).await;
+    tests::list_orders_filters_and_pages(&new_store().await).await;
+    tests::long_append_stream_reads_back_as_its_fold(&new_store().await).await;
+    let store = new_store().await;
+    let model = list_tests::list_follows_updates_and_deletes(&store).await;
+    list_tests::check_against_model(&store, &model).await;
+    list_tests::pages_stay_stable_under_updates(&new_store().await).await;
+    scan_tests::scans_page_with_a_cursor(&new_store().await).await;
+    scan_tests::claims_expire_by_receipt_time(&new_store().await).await;
+    scan_tests::delivery_cursor_is_compare_and_swap(&new_store().await).await;
+    scan_tests::delivery_lease_has_one_owner(&new_store().await).await;
 }

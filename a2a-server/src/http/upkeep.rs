@@ -80,7 +80,8 @@ async fn maintain(handler: Arc<RequestHandler>, m: Maintenance) {
 }
 
 /// With shared leases: renews this replica's leases every third of their time to live, and
-/// takes the orphans of replicas that stopped renewing theirs once per time to live.
+/// takes the orphans (tasks and webhook deliveries) of replicas that stopped renewing theirs
+/// once per time to live.
 async fn replicate(handler: &RequestHandler, ttl: std::time::Duration) {
     let shutdown = handler.rt.shutdown.clone();
     let mut beats = 0u32;
@@ -98,6 +99,13 @@ async fn replicate(handler: &RequestHandler, ttl: std::time::Duration) {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(tasks = n, "resumed tasks of a replica that stopped"),
                 Err(e) => tracing::error!(error = %e, "looking for orphaned tasks failed"),
+            }
+            // Webhooks too: a worker here takes over the deliveries of a replica whose delivery
+            // lease expired (the delivery lease keeps every event posted once).
+            if let Some(pusher) = &handler.rt.pusher {
+                if let Err(e) = pusher.resume_all().await {
+                    tracing::error!(error = %e, "resuming webhook deliveries failed");
+                }
             }
         }
     }

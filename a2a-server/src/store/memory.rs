@@ -65,7 +65,9 @@ struct Inner {
     /// The listing indexes: for each of the four prefixes of `index::prefixes`, its tasks,
     /// newest status first (ties by id). A prefix's count is its set's length.
     lists: FastMap<Vec<u8>, BTreeSet<(Reverse<i64>, String)>>,
-    /// The ids of the tasks in each state, in order (for `tasks_in_states`).
+    /// The ids of the tasks in each state that is not terminal, in order (for
+    /// `tasks_in_states`: recovery asks for active tasks). Terminal tasks only accumulate, so
+    /// they are not indexed: a query for them walks every task.
     states: FastMap<TaskState, BTreeSet<String>>,
     claims: FastMap<Arc<str>, Box<MessageClaim>>,
     /// The claim keys by receipt time, oldest first (for `expire_claims`).
@@ -94,7 +96,7 @@ impl Inner {
                     }
                 }
             }
-            if let Some(new) = new {
+            if let Some(new) = new.filter(|n| !n.task.status.state.is_terminal()) {
                 let ids = self.states.entry(new.task.status.state.clone());
                 ids.or_default().insert(new.task.id.as_str().to_owned());
             }
@@ -306,11 +308,21 @@ impl TaskStore for MemoryStore {
         let inner = self.inner.read().expect("store lock");
         let start = after.map_or(Bound::Unbounded, |a| Bound::Excluded(a.as_str()));
         let mut ids: Vec<&str> = Vec::new();
-        for state in states {
+        for state in states.iter().filter(|s| !s.is_terminal()) {
             if let Some(set) = inner.states.get(state) {
                 let page = set.range::<str, _>((start, Bound::Unbounded)).take(limit);
                 ids.extend(page.map(String::as_str));
             }
+        }
+        if states.iter().any(TaskState::is_terminal) {
+            let after = |id: &str| after.is_none_or(|a| id > a.as_str());
+            ids.extend(inner.tasks.values().filter_map(|e| {
+                let task = &e.stored.task;
+                (task.status.state.is_terminal()
+                    && states.contains(&task.status.state)
+                    && after(task.id.as_str()))
+                .then_some(task.id.as_str())
+            }));
         }
         ids.sort_unstable();
         ids.dedup();

@@ -9,8 +9,8 @@
 //! forward scan lists the newest status first (retention walks it from the oldest end); tree
 //! `task_lists` holds the listing indexes of `store::index` (keys under scope, scope+context,
 //! scope+state and scope+context+state prefixes, newest first), so that a listing reads only
-//! its page; tree `task_states` maps `(state length, u16 big-endian) ++ state ++ id` to
-//! nothing, so that recovery pages through the tasks of a state by id; tree `message_claims`
+//! its page (recovery pages through `tasks` itself, in id order, reading each record's state:
+//! it runs once per start, and an index by state would cost every write); tree `message_claims`
 //! maps a deduplication key to its claim, and tree `message_claim_times` maps `(receipt
 //! millis, sign-flipped u64 big-endian) ++ key` to nothing, so that expiry walks only the
 //! expired claims; trees `push_configs` and `push_config_ids` hold webhook registrations.
@@ -57,7 +57,6 @@ pub struct SledStore {
     lists: sled::Tree,
     events: sled::Tree,
     /// The ids of the tasks in each state (see `state_key`).
-    states: sled::Tree,
     claims: sled::Tree,
     /// The claim keys by receipt time (see `claims::time_key`).
     claim_times: sled::Tree,
@@ -165,11 +164,36 @@ fn index_push_ids(pushes: &sled::Tree, push_ids: &sled::Tree) -> Result<(), Stor
     Ok(())
 }
 
-/// The `task_states` key of a task: its state (length-prefixed, like a log prefix), then its id.
-fn state_key(state: &str, id: &str) -> Vec<u8> {
-    let mut key = log_prefix(state);
+/// Tree `store_meta`: markers of one-time index builds, and the intents of deletes.
+const META: &str = "store_meta";
+
+/// The `store_meta` key of a delete in progress.
+fn deleting_key(id: &str) -> Vec<u8> {
+    let mut key = b"deleting:".to_vec();
     key.extend_from_slice(id.as_bytes());
     key
+}
+
+/// Finishes the deletes a crash cut short (at open): a task whose record is gone loses what
+/// is left of its log and registrations; one whose record is still there was not touched, and
+/// retention deletes it again.
+fn finish_deletes(db: &sled::Db, tasks: &sled::Tree) -> Result<(), StoreError> {
+    let meta = db.open_tree(META).map_err(backend)?;
+    for entry in meta.scan_prefix(b"deleting:") {
+        let (key, _) = entry.map_err(backend)?;
+        let id = &key[b"deleting:".len()..];
+        if !tasks.contains_key(id).map_err(backend)? {
+            let prefix = log_prefix(std::str::from_utf8(id).map_err(backend)?);
+            for tree in ["task_events", "push_configs", "push_config_ids"] {
+                let tree = db.open_tree(tree).map_err(backend)?;
+                for k in tree.scan_prefix(&prefix).keys() {
+                    tree.remove(k.map_err(backend)?).map_err(backend)?;
+                }
+            }
+        }
+        meta.remove(key).map_err(backend)?;
+    }
+    Ok(())
 }
 
 fn log_key(id: &str, seq: u64) -> Vec<u8> {
@@ -288,8 +312,13 @@ impl TaskStore for SledStore {
         let Some(stored) = self.get(id).await? else {
             return Ok(false);
         };
-        // The task record goes first (then it is gone for every reader), then its index keys
-        // and its log; a crash in between leaves only unreachable entries.
+        // The intent first: a crash before the log is gone is finished at the next open, so
+        // that no log outlives its task (a new task with the id would fold it). Then the task
+        // record (gone for every reader), its index keys, its log and its registrations.
+        let meta = self.db.open_tree(META).map_err(backend)?;
+        let intent = deleting_key(id.as_str());
+        meta.insert(intent.as_slice(), &[] as &[u8])
+            .map_err(backend)?;
         let listed = Listed::of(&stored);
         {
             let _stripe = self.stripe(id.as_str());
@@ -307,9 +336,6 @@ impl TaskStore for SledStore {
             self.recent.lock().expect("cache lock").remove(id);
             self.index
                 .remove(index_key(stored.sort_millis(), id.as_str()))
-                .map_err(backend)?;
-            self.states
-                .remove(state_key(stored.task.status.state.as_str(), id.as_str()))
                 .map_err(backend)?;
             for k in index::keys(&listed) {
                 self.lists.remove(k).map_err(backend)?;
@@ -332,6 +358,7 @@ impl TaskStore for SledStore {
         }
         self.push_counts.lock().expect("counts lock").remove(id);
         self.leases.forget(id);
+        meta.remove(intent).map_err(backend)?;
         self.wrote();
         Ok(true)
     }

@@ -10,9 +10,6 @@ use std::ops::Bound;
 /// The key in tree `store_meta` that records that `task_lists` covers every task.
 pub(super) const LISTS_BUILT: &[u8] = b"task_lists_v1";
 
-/// The key in tree `store_meta` that records that `task_states` covers every task.
-const STATES_BUILT: &[u8] = b"task_states_v1";
-
 /// The indexed fields of a task record, decoded without the rest of the task.
 #[derive(serde::Deserialize)]
 struct Brief {
@@ -50,39 +47,38 @@ impl From<Brief> for Listed {
     }
 }
 
+/// The indexed fields of a task record, decoded without the rest of the task.
+pub(super) fn listed(record: &[u8]) -> Result<Listed, StoreError> {
+    Ok(Listed::from(
+        serde_json::from_slice::<Brief>(record).map_err(backend)?,
+    ))
+}
+
 /// Counts the tasks of every listing prefix, reading only the indexed fields of each record;
-/// when the database predates the listing indexes (or the state index), writes them in the
-/// same pass and then records that they are built.
+/// when the database predates the listing indexes, writes them in the same pass and then
+/// records that they are built.
 pub(super) fn open_indexes(
     db: &sled::Db,
     tasks: &sled::Tree,
     lists: &sled::Tree,
-    states: &sled::Tree,
 ) -> Result<Counts, StoreError> {
     let meta = db.open_tree("store_meta").map_err(backend)?;
     let build = meta.get(LISTS_BUILT).map_err(backend)?.is_none();
-    let build_states = meta.get(STATES_BUILT).map_err(backend)?.is_none();
     let mut counts = Counts::default();
     for entry in tasks.iter() {
         let (_, bytes) = entry.map_err(backend)?;
-        let listed = Listed::from(serde_json::from_slice::<Brief>(&bytes).map_err(backend)?);
+        let listed = listed(&bytes)?;
         if build {
             for k in index::keys(&listed) {
                 lists.insert(k, &[] as &[u8]).map_err(backend)?;
             }
         }
-        if build_states {
-            let key = super::state_key(&listed.state, &listed.id);
-            states.insert(key, &[] as &[u8]).map_err(backend)?;
-        }
         counts.apply(&listed, true);
     }
-    if build || build_states {
+    if build {
         // The entries are durable before the markers that say they exist.
         db.flush().map_err(backend)?;
         meta.insert(LISTS_BUILT, &[1u8] as &[u8]).map_err(backend)?;
-        meta.insert(STATES_BUILT, &[1u8] as &[u8])
-            .map_err(backend)?;
         db.flush().map_err(backend)?;
     }
     Ok(counts)

@@ -59,14 +59,14 @@ impl SledStore {
     /// Uses an already opened database (its trees `tasks`, `task_index`, `task_lists`, …).
     ///
     /// Opening reads the indexed fields of every task record to count the tasks of each
-    /// listing prefix. A database written before the listing indexes (or the state index, or
-    /// the claims' time index) existed gets them built, once (marker keys in tree
-    /// `store_meta` record it).
+    /// listing prefix. A database written before the listing indexes (or the claims' time
+    /// index) existed gets them built, once (marker keys in tree `store_meta` record it); the
+    /// deletes a crash cut short are finished.
     pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
         let tasks = db.open_tree("tasks").map_err(backend)?;
         let lists = db.open_tree("task_lists").map_err(backend)?;
-        let states = db.open_tree("task_states").map_err(backend)?;
-        let counts = list::open_indexes(&db, &tasks, &lists, &states)?;
+        let counts = list::open_indexes(&db, &tasks, &lists)?;
+        super::finish_deletes(&db, &tasks)?;
         let claims = db.open_tree("message_claims").map_err(backend)?;
         let claim_times = super::claims::open_claim_times(&db, &claims)?;
         let pushes = db.open_tree("push_configs").map_err(backend)?;
@@ -80,7 +80,6 @@ impl SledStore {
             visited: Arc::default(),
             index: db.open_tree("task_index").map_err(backend)?,
             events: db.open_tree("task_events").map_err(backend)?,
-            states,
             claims,
             claim_times,
             pushes,

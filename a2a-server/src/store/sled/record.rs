@@ -16,9 +16,7 @@
 //! event count (the event is an artifact or a message) is committed by its event already: the
 //! fold of the event is the snapshot it was about to write.
 
-use super::{
-    SledStore, backend, backend_msg, decode, encode, index_key, log_key, log_prefix, state_key,
-};
+use super::{SledStore, backend, backend_msg, decode, encode, index_key, log_key};
 use crate::cache::Weigh;
 use crate::store::index::{self, Listed};
 use crate::store::{StoreError, StoredTask};
@@ -86,11 +84,6 @@ impl SledStore {
         let _stripe = self.stripe(id);
         if self.tasks.contains_key(id.as_bytes()).map_err(backend)? {
             return Err(StoreError::AlreadyExists(stored.task.id.clone()));
-        }
-        // Events of an earlier task with this id that a crash in `delete` left behind would
-        // otherwise be folded onto this one (usually there are none: one range lookup).
-        for key in self.events.scan_prefix(log_prefix(id)).keys() {
-            self.events.remove(key.map_err(backend)?).map_err(backend)?;
         }
         self.write_snapshot(stored, None, event)
     }
@@ -178,14 +171,6 @@ impl SledStore {
             .map(|p| Listed::of(&p.stored));
         let new_lists = new_listed.as_ref().map(index::keys).unwrap_or_default();
         let old_lists = old_listed.as_ref().map(index::keys).unwrap_or_default();
-        // The state index moves with the state only.
-        let (new_state, old_state) = match (&new_listed, &old_listed) {
-            (Some(new), old) if old.as_ref().is_none_or(|o| o.state != new.state) => (
-                Some(state_key(&new.state, id)),
-                old.as_ref().map(|o| state_key(&o.state, id)),
-            ),
-            _ => (None, None),
-        };
         self.events
             .insert(log_key(id, stored.version), event)
             .map_err(backend)?;
@@ -196,9 +181,6 @@ impl SledStore {
             self.lists
                 .insert(k.as_slice(), &[] as &[u8])
                 .map_err(backend)?;
-        }
-        if let Some(k) = new_state {
-            self.states.insert(k, &[] as &[u8]).map_err(backend)?;
         }
         self.tasks.insert(id.as_bytes(), value).map_err(backend)?;
         self.wrote();
@@ -225,9 +207,6 @@ impl SledStore {
         }
         for k in old_lists.iter().filter(|k| !new_lists.contains(k)) {
             self.lists.remove(k.as_slice()).map_err(backend)?;
-        }
-        if let Some(k) = old_state {
-            self.states.remove(k).map_err(backend)?;
         }
         Ok(stored)
     }

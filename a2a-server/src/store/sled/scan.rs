@@ -1,7 +1,7 @@
 //! The sled store's scans of tasks (recovery, retention), run on
 //! tokio's blocking pool: sled reads block, and a scan reads many.
 
-use super::{SledStore, backend, backend_msg, log_prefix, state_key};
+use super::{SledStore, backend, backend_msg};
 use crate::store::{StoreError, StoredTask};
 use a2a_core::{TaskId, TaskState, Timestamp};
 use std::ops::Bound;
@@ -41,46 +41,31 @@ impl SledStore {
         Ok(out)
     }
 
-    /// `TaskStore::tasks_in_states` (on a blocking thread): up to `limit` current entries of
-    /// each state's range of `task_states` after `after`, merged by id. An entry whose task is
-    /// no longer in that state (left by a write cut short by a crash) is skipped and removed.
+    /// `TaskStore::tasks_in_states` (on a blocking thread): walks the task records in id
+    /// order from `after`, reading only each one's indexed fields, until `limit` are in one of
+    /// `states` (a snapshot always holds its task's state: every status update writes one).
+    /// Recovery runs it once per start; an index by state would cost every write instead.
     pub(super) fn tasks_in_states_blocking(
         &self,
         states: &[TaskState],
         after: Option<&TaskId>,
         limit: usize,
     ) -> Result<Vec<StoredTask>, StoreError> {
-        let mut out: Vec<StoredTask> = Vec::new();
-        for state in states {
-            let prefix = log_prefix(state.as_str());
-            let start = match after {
-                Some(a) => Bound::Excluded(state_key(state.as_str(), a.as_str())),
-                None => Bound::Included(prefix.clone()),
-            };
-            let mut found = 0;
-            for entry in self.states.range((start, Bound::Unbounded)) {
-                let (key, _) = entry.map_err(backend)?;
-                if found == limit || !key.starts_with(&prefix) {
-                    break;
-                }
-                let id = std::str::from_utf8(&key[prefix.len()..]).map_err(backend_msg)?;
-                match self.in_state(id, state)? {
-                    Some(t) => {
-                        found += 1;
-                        out.push(t);
-                    }
-                    None => {
-                        let _stripe = self.stripe(id);
-                        if self.in_state(id, state)?.is_none() {
-                            self.states.remove(&key).map_err(backend)?;
-                        }
-                    }
-                }
+        let start = match after {
+            Some(a) => Bound::Excluded(a.as_str().as_bytes().to_vec()),
+            None => Bound::Unbounded,
+        };
+        let mut out = Vec::new();
+        for entry in self.tasks.range((start, Bound::Unbounded)) {
+            if out.len() == limit {
+                break;
+            }
+            let (_, bytes) = entry.map_err(backend)?;
+            let listed = super::list::listed(&bytes)?;
+            if let Some(state) = states.iter().find(|s| s.as_str() == listed.state) {
+                out.extend(self.in_state(&listed.id, state)?);
             }
         }
-        out.sort_by(|a, b| a.task.id.as_str().cmp(b.task.id.as_str()));
-        out.dedup_by(|a, b| a.task.id == b.task.id);
-        out.truncate(limit);
         Ok(out)
     }
 

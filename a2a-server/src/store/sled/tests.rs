@@ -52,7 +52,7 @@ async fn sled_store_gives_a_delivery_lease_to_one_owner_until_it_expires() {
 }
 
 #[tokio::test]
-async fn a_database_from_before_the_state_and_claim_time_indexes_gets_them_at_open() {
+async fn a_database_from_before_the_claim_time_index_gets_it_at_open() {
     use crate::store::{ClaimStore as _, MessageClaim};
     let dir = tempfile::tempdir().unwrap();
     {
@@ -67,12 +67,9 @@ async fn a_database_from_before_the_state_and_claim_time_indexes_gets_them_at_op
             received_ms: 7,
         };
         store.claim_message("k", claim).await.unwrap();
-        // As written by a version without those indexes.
-        for tree in ["task_states", "message_claim_times"] {
-            store.db().drop_tree(tree).unwrap();
-        }
+        // As written by a version without that index.
+        store.db().drop_tree("message_claim_times").unwrap();
         let meta = store.db().open_tree("store_meta").unwrap();
-        meta.remove("task_states_v1").unwrap();
         meta.remove("message_claim_times_v1").unwrap();
         store.db().flush().unwrap();
     }
@@ -370,21 +367,34 @@ async fn sled_store_ignores_a_status_event_whose_snapshot_was_not_written() {
 }
 
 #[tokio::test]
-async fn sled_store_creates_a_task_afresh_over_the_log_a_cut_short_delete_left() {
+async fn a_delete_cut_short_is_finished_at_open_and_the_id_starts_afresh() {
     use crate::store::tests::{chunk, task_at, write};
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
     let t = task_at("reused", "c", TaskState::Working, 10);
-    let mut stored = store
-        .create(Arc::new(t.clone()), Scope::default())
-        .await
-        .unwrap();
-    for i in 0..3 {
-        stored = write(&store, &stored, chunk(&t, "a", i)).await;
+    {
+        let store = SledStore::open(dir.path()).unwrap();
+        let mut stored = store
+            .create(Arc::new(t.clone()), Scope::default())
+            .await
+            .unwrap();
+        for i in 0..3 {
+            stored = write(&store, &stored, chunk(&t, "a", i)).await;
+        }
+        // `delete` records its intent, removes the record, then the log; a crash in between
+        // leaves the intent and the log.
+        let meta = store.db().open_tree("store_meta").unwrap();
+        meta.insert(super::deleting_key("reused"), &[] as &[u8])
+            .unwrap();
+        store.tasks.remove("reused").unwrap();
+        store.db().flush().unwrap();
     }
-    // `delete` removes the record first; a crash then leaves the log.
-    store.tasks.remove("reused").unwrap();
-    forget_cached(&store);
+    let store = SledStore::open(dir.path()).unwrap();
+    assert!(store.events(&t.id, 0, 10).await.unwrap().is_empty());
+    let meta = store.db().open_tree("store_meta").unwrap();
+    assert!(
+        meta.scan_prefix(b"deleting:").next().is_none(),
+        "intent done"
+    );
     let again = store
         .create(Arc::new(t.clone()), Scope::default())
         .await
@@ -392,4 +402,7 @@ async fn sled_store_creates_a_task_afresh_over_the_log_a_cut_short_delete_left()
     forget_cached(&store);
     assert_eq!(store.get(&t.id).await.unwrap().unwrap(), again);
     assert_eq!(store.events(&t.id, 0, 10).await.unwrap().len(), 1);
+    // A whole delete leaves no intent behind.
+    assert!(store.delete(&t.id).await.unwrap());
+    assert!(meta.scan_prefix(b"deleting:").next().is_none());
 }
