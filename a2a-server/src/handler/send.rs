@@ -264,7 +264,13 @@ impl RequestHandler {
             }
         }
         let generation = self.rt.begin(&cell);
-        if let Err(e) = self.rt.lease(&task_id, false).await {
+        // Only with shared leases is there anything to wait for (boxed: every send's future
+        // stays small).
+        let leased = match self.rt.replication {
+            Some(_) => Box::pin(self.rt.lease(&task_id, false)).await,
+            None => Ok(true),
+        };
+        if let Err(e) = leased {
             self.rt.abandon(&cell);
             self.rt.forget(&task_id);
             self.rt.store.release_claim(&key).await?;

@@ -18,8 +18,8 @@ use std::sync::{Arc, RwLock};
 mod claims;
 mod push;
 
-/// Keeps tasks in a hash map plus ordered indexes: one by status time (for retention), one by
-/// state (for recovery) and the listing indexes of `store::index` (scope, context, state), so
+/// Keeps tasks in a hash map plus ordered indexes: one by status time (for retention) and the
+/// listing indexes of `store::index` (scope, context, state), so
 /// that a listing reads only the tasks of its page; message claims by key and by receipt time;
 /// webhook registrations by task, with the tasks that have some in order.
 #[derive(Debug, Default)]
@@ -65,10 +65,6 @@ struct Inner {
     /// The listing indexes: for each of the four prefixes of `index::prefixes`, its tasks,
     /// newest status first (ties by id). A prefix's count is its set's length.
     lists: FastMap<Vec<u8>, BTreeSet<(Reverse<i64>, String)>>,
-    /// The ids of the tasks in each state that is not terminal, in order (for
-    /// `tasks_in_states`: recovery asks for active tasks). Terminal tasks only accumulate, so
-    /// they are not indexed: a query for them walks every task.
-    states: FastMap<TaskState, BTreeSet<String>>,
     claims: FastMap<Arc<str>, Box<MessageClaim>>,
     /// The claim keys by receipt time, oldest first (for `expire_claims`).
     claim_times: BTreeSet<(i64, Arc<str>)>,
@@ -84,21 +80,6 @@ impl Inner {
         if let (Some(o), Some(n)) = (old, new) {
             if index::unmoved(o, n) {
                 return;
-            }
-        }
-        if old.map(|t| &t.task.status.state) != new.map(|t| &t.task.status.state) {
-            if let Some(old) = old {
-                let state = &old.task.status.state;
-                if let Some(ids) = self.states.get_mut(state) {
-                    ids.remove(old.task.id.as_str());
-                    if ids.is_empty() {
-                        self.states.remove(state);
-                    }
-                }
-            }
-            if let Some(new) = new.filter(|n| !n.task.status.state.is_terminal()) {
-                let ids = self.states.entry(new.task.status.state.clone());
-                ids.or_default().insert(new.task.id.as_str().to_owned());
             }
         }
         if let Some(old) = old {
@@ -305,25 +286,18 @@ impl TaskStore for MemoryStore {
         after: Option<&TaskId>,
         limit: usize,
     ) -> Result<Vec<StoredTask>, StoreError> {
+        // A walk over every task: recovery runs once per start, and a memory store starts
+        // empty (in-process replicas sharing one call it once per lease time); an index by
+        // state would cost every write instead.
         let inner = self.inner.read().expect("store lock");
-        let start = after.map_or(Bound::Unbounded, |a| Bound::Excluded(a.as_str()));
-        let mut ids: Vec<&str> = Vec::new();
-        for state in states.iter().filter(|s| !s.is_terminal()) {
-            if let Some(set) = inner.states.get(state) {
-                let page = set.range::<str, _>((start, Bound::Unbounded)).take(limit);
-                ids.extend(page.map(String::as_str));
-            }
-        }
-        if states.iter().any(TaskState::is_terminal) {
-            let after = |id: &str| after.is_none_or(|a| id > a.as_str());
-            ids.extend(inner.tasks.values().filter_map(|e| {
-                let task = &e.stored.task;
-                (task.status.state.is_terminal()
-                    && states.contains(&task.status.state)
-                    && after(task.id.as_str()))
-                .then_some(task.id.as_str())
-            }));
-        }
+        let after = |id: &str| after.is_none_or(|a| id > a.as_str());
+        let mut ids: Vec<&str> = inner
+            .tasks
+            .values()
+            .map(|e| &e.stored.task)
+            .filter(|t| states.contains(&t.status.state) && after(t.id.as_str()))
+            .map(|t| t.id.as_str())
+            .collect();
         ids.sort_unstable();
         ids.dedup();
         ids.truncate(limit);
