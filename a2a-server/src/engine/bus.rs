@@ -5,7 +5,7 @@ use crate::store::FastMap;
 use a2a_core::TaskId;
 use futures::stream::BoxStream;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::task::{Context, Poll};
 use tokio::sync::broadcast;
 
@@ -38,6 +38,8 @@ pub trait EventBus: Send + Sync + 'static {
     fn on_cancel(&self, handler: CancelHandler);
 }
 
+type Topics = FastMap<TaskId, broadcast::Sender<u64>>;
+
 /// How many notifications a subscriber may fall behind; one that falls further re-reads the
 /// log, which the notifications only point to.
 const CAPACITY: usize = 16;
@@ -47,7 +49,9 @@ const CAPACITY: usize = 16;
 /// in one process) hear each other.
 #[derive(Default)]
 pub struct LocalBus {
-    topics: Arc<Mutex<FastMap<TaskId, broadcast::Sender<u64>>>>,
+    /// Read-locked by every write's notification, write-locked only to add or drop a task's
+    /// channel.
+    topics: Arc<RwLock<Topics>>,
     cancel_handlers: Mutex<Vec<CancelHandler>>,
 }
 
@@ -66,7 +70,7 @@ impl LocalBus {
 
 impl EventBus for LocalBus {
     fn publish(&self, task: &TaskId, seq: u64) {
-        let topics = self.topics.lock().expect("bus lock");
+        let topics = self.topics.read().expect("bus lock");
         if let Some(tx) = topics.get(task) {
             let _ = tx.send(seq);
         }
@@ -75,7 +79,7 @@ impl EventBus for LocalBus {
     fn subscribe(&self, task: &TaskId) -> BoxStream<'static, u64> {
         let rx = self
             .topics
-            .lock()
+            .write()
             .expect("bus lock")
             .entry(task.clone())
             .or_insert_with(|| broadcast::channel(CAPACITY).0)
@@ -113,7 +117,7 @@ async fn recv(mut rx: broadcast::Receiver<u64>) -> Received {
 struct Subscription {
     rx: tokio_util::sync::ReusableBoxFuture<'static, Received>,
     task: TaskId,
-    topics: Weak<Mutex<FastMap<TaskId, broadcast::Sender<u64>>>>,
+    topics: Weak<RwLock<Topics>>,
 }
 
 impl futures::Stream for Subscription {
@@ -137,7 +141,7 @@ impl Drop for Subscription {
         let Some(topics) = self.topics.upgrade() else {
             return;
         };
-        let mut topics = topics.lock().expect("bus lock");
+        let mut topics = topics.write().expect("bus lock");
         // This subscription's receiver still counts until the future holding it drops, so the
         // channel is unused when only it remains.
         if topics

@@ -22,6 +22,12 @@
 //! the listing indexes, so they always match the snapshot. [`TaskStore::sync`] flushes to
 //! disk.
 //!
+//! Where sled runs: what waits on the disk runs on tokio's blocking pool (the flush of
+//! [`TaskStore::sync`], listings, and the scans of recovery, retention and webhook resumption);
+//! a point read or write runs inline, as it works in sled's page cache and log buffer (a
+//! write's durability is the flush's), and handing each one to the blocking pool would cost
+//! more than the call itself.
+//!
 //! Recently written and read tasks are also kept materialized (up to [`RECENT_CACHE_BYTES`]
 //! of snapshot and event JSON): reading one, or writing its next version, then neither reads
 //! nor decodes anything. Every write goes through the store, so the cached task is always the
