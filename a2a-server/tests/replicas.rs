@@ -51,6 +51,10 @@ impl Agent for Worker {
                 events.complete(None).await
             }
             "ask" => events.input_required("which one?").await,
+            "reply later" => {
+                self.0.gate.acquire().await.expect("gate").forget();
+                events.reply(Message::agent_text("here you are")).await
+            }
             "wait" => {
                 events.working("waiting").await?;
                 cx.cancel.cancelled().await;
@@ -362,6 +366,42 @@ async fn a_retried_blocking_send_on_b_waits_for_the_task_on_a() {
     };
     assert_eq!(settled.id, task.id, "the same task, not a second run");
     assert_eq!(settled.status.state, TaskState::Completed);
+}
+
+#[tokio::test]
+async fn a_retried_send_on_b_gets_the_reply_the_agent_on_a_gave() {
+    let cluster = Cluster::new();
+    let (a, b) = (
+        cluster.replica("a", Duration::from_secs(30)),
+        cluster.replica("b", Duration::from_secs(30)),
+    );
+    let (a, b) = (a.handler(), b.handler());
+    let message = Message::user_text("reply later");
+    let first = tokio::spawn({
+        let (a, message) = (a.clone(), message.clone());
+        async move {
+            a.send_message(&cx(), SendMessageRequest::new(message))
+                .await
+        }
+    });
+    // The retry reaches B while A's agent has not answered yet: no task will ever come.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let retry = tokio::spawn({
+        let b = b.clone();
+        async move {
+            b.send_message(&cx(), SendMessageRequest::new(message))
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    cluster.probe.gate.add_permits(1);
+    for answer in [first, retry] {
+        let answer = timeout(WAIT, answer).await.expect("answers").expect("join");
+        let Ok(SendReply::Message(m)) = answer else {
+            panic!("the reply: {answer:?}");
+        };
+        assert_eq!(m.text(), "here you are");
+    }
 }
 
 #[test]

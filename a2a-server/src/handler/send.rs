@@ -26,7 +26,8 @@ enum Started {
         /// its creation event instead.
         first: Option<StoredTask>,
     },
-    Duplicate(MessageClaim),
+    /// A retry: the claim the first send left, and its key.
+    Duplicate(MessageClaim, String),
 }
 
 /// The deduplication key of a message: the caller's scope, the task (or context) it is sent
@@ -121,7 +122,7 @@ impl RequestHandler {
                     .await?
             }
         };
-        if let (Started::Duplicate(claim), Some(config)) = (&started, push) {
+        if let (Started::Duplicate(claim, _), Some(config)) = (&started, push) {
             Box::pin(self.register_retried_push(cx, claim, config)).await?;
         }
         Ok(started)
@@ -148,7 +149,7 @@ impl RequestHandler {
             // A retry of the message that continued the task before it finished gets the task,
             // as the first send did; any other message is refused.
             if let Some(existing) = self.rt.store.claim_message(&key, claim).await? {
-                return Ok(Started::Duplicate(existing));
+                return Ok(Started::Duplicate(existing, key));
             }
             self.rt.store.release_claim(&key).await?;
             return Err(Error::new(
@@ -172,7 +173,7 @@ impl RequestHandler {
         }
         message.context_id = Some(stored.task.context_id.clone());
         if let Some(existing) = self.rt.store.claim_message(&key, claim).await? {
-            return Ok(Started::Duplicate(existing));
+            return Ok(Started::Duplicate(existing, key));
         }
         if let Some(config) = push {
             // Deliver from the continuation on.
@@ -256,7 +257,7 @@ impl RequestHandler {
             }
             Ok(Some(existing)) => {
                 self.rt.forget(&task_id);
-                return Ok(Started::Duplicate(existing));
+                return Ok(Started::Duplicate(existing, key));
             }
             Err(e) => {
                 self.rt.forget(&task_id);
@@ -299,7 +300,7 @@ impl RequestHandler {
         let immediately = req.return_immediately();
         let (cell, mut rx, first) = match self.start(cx, req).await? {
             Started::Fresh { cell, rx, first } => (cell, rx, first),
-            Started::Duplicate(claim) => {
+            Started::Duplicate(claim, key) => {
                 if let Some(m) = claim.reply {
                     return Ok(SendReply::Message(m));
                 }
@@ -309,12 +310,8 @@ impl RequestHandler {
                     .filter(|c| c.scope == cx.scope)
                 else {
                     // Rare, and its future is large: boxed, so that every send's is small.
-                    let settled = self.settled(cx, &claim.task_id, immediately);
-                    let task = Box::pin(settled).await?;
-                    return Ok(SendReply::Task(TaskReply::new(with_history(
-                        task,
-                        history_length,
-                    ))));
+                    let settled = self.settled(cx, &key, claim, immediately, history_length);
+                    return Box::pin(settled).await;
                 };
                 let (snapshot, rx) = cell.subscribe().await;
                 (cell, rx, snapshot)
@@ -329,20 +326,47 @@ impl RequestHandler {
         answer
     }
 
-    /// The task a retried send names, once it settled (unless `immediately`): the first send
-    /// ended, or runs on another replica, so the task's log says when.
+    /// The answer to a retried send whose first send ended or runs on another replica: the
+    /// task once it settles (once it exists, with `immediately`), following its log. No task
+    /// comes if the first send was answered with a message, or refused: the claim under `key`
+    /// is read again whenever nothing happened for a while.
     async fn settled(
         &self,
         cx: &CallContext,
-        id: &TaskId,
+        key: &str,
+        claim: MessageClaim,
         immediately: bool,
-    ) -> Result<Arc<Task>, Error> {
-        if !immediately {
-            let source = follow::Source::Bus(self.rt.bus.subscribe(id));
-            let stream = follow::follow(&self.rt, id, None, 0, source);
-            stream.for_each(|_| async {}).await;
+        history_length: Option<i32>,
+    ) -> Result<SendReply, Error> {
+        const RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
+        let id = claim.task_id.clone();
+        let source = follow::Source::Bus(self.rt.bus.subscribe(&id));
+        let mut stream = follow::follow(&self.rt, &id, None, 0, source);
+        loop {
+            match tokio::time::timeout(RECHECK, stream.next()).await {
+                Ok(Some(_)) if immediately => break,
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(_) => match self.rt.store.claim_message(key, claim.clone()).await? {
+                    Some(MessageClaim { reply: Some(m), .. }) => return Ok(SendReply::Message(m)),
+                    Some(_) => {}
+                    None => {
+                        // The claim was gone (the agent refused the first send), and this
+                        // look took it: give it back, so that the next try runs afresh.
+                        self.rt.store.release_claim(key).await?;
+                        return Err(Error::new(
+                            ErrorKind::UnsupportedOperation,
+                            "The first send of this message was refused; send it again to retry",
+                        ));
+                    }
+                },
+            }
         }
-        Ok(self.load(cx, id).await?.task)
+        let task = self.load(cx, &id).await?.task;
+        Ok(SendReply::Task(TaskReply::new(with_history(
+            task,
+            history_length,
+        ))))
     }
 
     /// What a `SendMessage` that ran on `cell` answers, once it waited.
@@ -409,7 +433,7 @@ impl RequestHandler {
                 self.rt.release(cell);
                 Ok(stream)
             }
-            Started::Duplicate(claim) => match claim.reply {
+            Started::Duplicate(claim, _) => match claim.reply {
                 Some(m) => Ok(Box::pin(futures::stream::once(async move {
                     StreamEvent {
                         seq: 0,
