@@ -1,8 +1,8 @@
 //! Background upkeep of the handler: start-up recovery (and webhook resumption) and retention.
 
 use super::RequestHandler;
-use crate::agent::{RequestContext, ServiceParams};
-use a2a_core::{Error, Message, Task};
+use crate::agent::RequestContext;
+use a2a_core::{Error, Task};
 
 impl RequestHandler {
     /// Start-up recovery: every task left SUBMITTED or WORKING by a previous process is handed
@@ -87,25 +87,10 @@ impl RequestHandler {
             return Ok(false); // worked on here, or leased by a live replica
         }
         let task = Task::clone(&stored.task);
-        let message = task
-            .history
-            .iter()
-            .rev()
-            .find(|m| m.role == a2a_core::Role::User)
-            .cloned()
-            .unwrap_or_else(|| Message::user_text(""));
         let scope = stored.scope.clone();
         let cell = self.rt.cell_for(stored);
-        let rcx = RequestContext {
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
-            message,
-            stored_task: Some(task),
-            service_params: ServiceParams::default(),
-            extensions: Vec::new(),
-            scope,
-            cancel: cell.cancel.clone(),
-        };
+        let mut rcx = RequestContext::for_task(task, None).with_scope(scope);
+        rcx.cancel = cell.cancel.clone();
         self.rt.spawn_resume(cell, rcx);
         Ok(true)
     }
