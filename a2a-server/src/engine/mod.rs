@@ -156,15 +156,21 @@ impl Engine {
     /// waiting): the memory of a task waiting for input does not stay behind, and the next
     /// reader or writer starts from the store, which may have moved on on another replica.
     pub(crate) fn release(&self, cell: Arc<TaskCell>) {
+        self.release_ref(&cell);
+    }
+
+    /// [`Engine::release`] for a holder about to drop its `cell` (a [`TaskEvents`] an agent
+    /// kept after its execution ended).
+    pub(crate) fn release_ref(&self, cell: &Arc<TaskCell>) {
         let mut cells = self.cells.lock().expect("cells lock");
         // Every holder cloned its Arc from the map under this lock: a count of two is the
         // map's and the caller's.
         let idle = cells
             .get(&cell.id)
-            .is_some_and(|c| Arc::ptr_eq(c, &cell) && Arc::strong_count(c) == 2);
+            .is_some_and(|c| Arc::ptr_eq(c, cell) && Arc::strong_count(c) == 2);
         let freed = if idle { cells.remove(&cell.id) } else { None };
         drop(cells);
-        drop(freed); // the cell's memory goes outside the lock
+        drop(freed); // the map's reference goes outside the lock
     }
 
     /// Takes the execution lease of `id` (with `take_over`, whoever holds it). Returns whether
@@ -414,6 +420,15 @@ mod tests {
                 return events.complete(None).await;
             }
             events.input_required("which one?").await?;
+            if cx.message.text() == "keep" {
+                // A handle kept past the execution: its drop frees the cell.
+                let kept = events.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    drop(kept);
+                });
+                return Ok(());
+            }
             // Still running when the caller has its answer: the execution's own wrap-up must
             // free the cell.
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -428,7 +443,12 @@ mod tests {
         let cx = CallContext::default();
         let mut asked = Vec::new();
         for i in 0..200 {
-            let req = SendMessageRequest::new(Message::user_text(format!("job {i}")));
+            let text = if i % 10 == 1 {
+                "keep".to_owned()
+            } else {
+                format!("job {i}")
+            };
+            let req = SendMessageRequest::new(Message::user_text(text));
             let Ok(SendReply::Task(task)) = h.send_message(&cx, req).await else {
                 panic!("a task");
             };
