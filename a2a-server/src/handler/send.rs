@@ -30,47 +30,43 @@ enum Started {
     Duplicate(MessageClaim, String),
 }
 
-/// The deduplication key of a message: a fingerprint of the caller's scope, the task (or
-/// context) it is sent to, its `messageId` and its content. The content is part of it: a retry
-/// sends the same message, while two callers that happen to reuse a message id (anonymous
-/// callers share a scope) get their own tasks. 128 bits in 32 hex digits: short keys keep the
-/// claim stores' indexes small (every send writes one).
+/// The deduplication key of a message: the caller's scope, the task (or context) it is sent
+/// to, and its `messageId`.
 fn claim_key(scope: &Scope, message: &Message) -> String {
-    use std::io::Write as _;
-    let mut key = Fnv1a::default();
-    let target = (message.task_id.as_ref().map(|t| ("t", t.as_str())))
-        .or_else(|| message.context_id.as_ref().map(|c| ("c", c.as_str())));
-    for field in [
+    let target = message
+        .task_id
+        .as_ref()
+        .map(|t| format!("t:{t}"))
+        .or_else(|| message.context_id.as_ref().map(|c| format!("c:{c}")))
+        .unwrap_or_default();
+    // The content is part of the key: a retry sends the same message, while two callers that
+    // happen to reuse a message id (anonymous callers share a scope) get their own tasks.
+    // The JSON of the content is hashed as it is written, without a buffer.
+    let mut content = Fnv1a::default();
+    let _ = serde_json::to_writer(&mut content, &(&message.parts, &message.metadata));
+    format!(
+        "{}\u{1f}{}\u{1f}{target}\u{1f}{}\u{1f}{:016x}",
         scope.tenant.as_deref().unwrap_or_default(),
         scope.owner.as_deref().unwrap_or_default(),
-        target.map_or("", |(kind, _)| kind),
-        target.map_or("", |(_, id)| id),
-        message.message_id.as_str(),
-    ] {
-        // Length-prefixed, so that no two different field lists write the same bytes.
-        let _ = key.write(&(field.len() as u64).to_le_bytes());
-        let _ = key.write(field.as_bytes());
-    }
-    // The JSON of the content is hashed as it is written, without a buffer.
-    let _ = serde_json::to_writer(&mut key, &(&message.parts, &message.metadata));
-    format!("{:032x}", key.0)
+        message.message_id,
+        content.0
+    )
 }
 
-/// FNV-1a, 128 bits, over the bytes written to it: a stable (across builds and restarts)
+/// FNV-1a, 64 bits, over the bytes written to it: a stable (across builds and restarts)
 /// fingerprint for claim keys.
-struct Fnv1a(u128);
+struct Fnv1a(u64);
 
 impl Default for Fnv1a {
     fn default() -> Self {
-        Self(0x6c62_272e_07bb_0142_62b8_2175_6295_c58d)
+        Self(0xcbf2_9ce4_8422_2325)
     }
 }
 
 impl std::io::Write for Fnv1a {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         for b in bytes {
-            self.0 =
-                (self.0 ^ u128::from(*b)).wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
         }
         Ok(bytes.len())
     }
