@@ -235,15 +235,22 @@ impl SledStore {
         snapshot: StoredTask,
         bytes: usize,
     ) -> Result<Record, StoreError> {
-        let id = snapshot.task.id.as_str();
-        let tail = self
-            .events
-            .range(log_key(id, snapshot.version + 1)..=log_key(id, u64::MAX));
+        let finished = snapshot.task.status.state.is_terminal();
+        let id = snapshot.task.id.clone();
         let mut record = Record {
             snapshot: snapshot.version,
             bytes,
             stored: snapshot,
         };
+        if finished {
+            // A terminal status writes a snapshot, and nothing follows it: no tail to look for
+            // (a listing of finished tasks reads one tree per task, not two).
+            return Ok(record);
+        }
+        let id = id.as_str();
+        let tail = self
+            .events
+            .range(log_key(id, record.snapshot + 1)..=log_key(id, u64::MAX));
         let mut task: Option<Task> = None;
         for entry in tail {
             let (key, value) = entry.map_err(backend)?;
