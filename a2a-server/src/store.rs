@@ -47,7 +47,8 @@ pub(crate) mod tests;
 
 #[cfg(feature = "sled")]
 pub use self::sled::{
-    DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SNAPSHOT_EVERY, SledStore,
+    CLAIM_EXPIRY_WALK, DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SNAPSHOT_EVERY,
+    SledStore,
 };
 pub use memory::MemoryStore;
 

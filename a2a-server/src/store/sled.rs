@@ -11,9 +11,9 @@
 //! scope+state and scope+context+state prefixes, newest first), so that a listing reads only
 //! its page (recovery pages through `tasks` itself, in id order, reading each record's state:
 //! it runs once per start, and an index by state would cost every write); tree `message_claims`
-//! maps a deduplication key to its claim, and tree `message_claim_times` maps `(receipt
-//! millis, sign-flipped u64 big-endian) ++ key` to nothing, so that expiry walks only the
-//! expired claims; trees `push_configs` and `push_config_ids` hold webhook registrations.
+//! maps a deduplication key to its claim (expiry walks it with a cursor, a bounded page per
+//! sweep: see `sled/claims.rs`); trees `push_configs` and `push_config_ids` hold webhook
+//! registrations.
 //!
 //! Writes are event-sourced (see `store/sled/record.rs`): a task's current version is its
 //! snapshot with the log events after it applied. A status update writes a snapshot with its
@@ -50,6 +50,7 @@ mod open;
 mod push;
 mod record;
 
+pub use claims::CLAIM_EXPIRY_WALK;
 use record::Record;
 pub use record::SNAPSHOT_EVERY;
 
@@ -65,7 +66,8 @@ pub struct SledStore {
     /// The ids of the tasks in each state (see `state_key`).
     claims: sled::Tree,
     /// The claim keys by receipt time (see `claims::time_key`).
-    claim_times: sled::Tree,
+    /// Where the last `expire_claims` walk stopped (see `sled/claims.rs`).
+    claim_cursor: Arc<Mutex<Option<Vec<u8>>>>,
     pushes: sled::Tree,
     /// Webhook registrations by task and config id (`log_prefix(task) + id`): the key of each
     /// in `pushes`, whose keys keep registration order.

@@ -68,7 +68,7 @@ impl SledStore {
         let counts = list::open_indexes(&db, &tasks, &lists)?;
         super::finish_deletes(&db, &tasks)?;
         let claims = db.open_tree("message_claims").map_err(backend)?;
-        let claim_times = super::claims::open_claim_times(&db, &claims)?;
+        super::claims::drop_claim_times(&db)?;
         let pushes = db.open_tree("push_configs").map_err(backend)?;
         let push_ids = db.open_tree("push_config_ids").map_err(backend)?;
         super::index_push_ids(&pushes, &push_ids)?;
@@ -81,7 +81,7 @@ impl SledStore {
             index: db.open_tree("task_index").map_err(backend)?,
             events: db.open_tree("task_events").map_err(backend)?,
             claims,
-            claim_times,
+            claim_cursor: Arc::default(),
             pushes,
             push_ids,
             push_counts: Arc::default(),

@@ -52,35 +52,45 @@ async fn sled_store_gives_a_delivery_lease_to_one_owner_until_it_expires() {
 }
 
 #[tokio::test]
-async fn a_database_from_before_the_claim_time_index_gets_it_at_open() {
+async fn claim_expiry_walks_a_bounded_page_from_where_it_stopped() {
     use crate::store::{ClaimStore as _, MessageClaim};
     let dir = tempfile::tempdir().unwrap();
-    {
-        let store = SledStore::open(dir.path()).unwrap();
-        for (id, state) in [("a", TaskState::Working), ("b", TaskState::Completed)] {
-            let t = crate::store::tests::task_at(id, "c", state, 5);
-            store.create(Arc::new(t), Scope::default()).await.unwrap();
-        }
-        let claim = MessageClaim {
-            task_id: "a".into(),
-            reply: None,
-            received_ms: 7,
-        };
-        store.claim_message("k", claim).await.unwrap();
-        // As written by a version without that index.
-        store.db().drop_tree("message_claim_times").unwrap();
-        let meta = store.db().open_tree("store_meta").unwrap();
-        meta.remove("message_claim_times_v1").unwrap();
-        store.db().flush().unwrap();
-    }
     let store = SledStore::open(dir.path()).unwrap();
-    let active = store
-        .tasks_in_states(&[TaskState::Working], None, 10)
-        .await
-        .unwrap();
-    assert_eq!(active.len(), 1);
-    assert_eq!(active[0].task.id.as_str(), "a");
-    assert_eq!(store.expire_claims(8).await.unwrap(), 1);
+    for (i, ms) in [5, 50, 6, 60, 7, 70, 8].into_iter().enumerate() {
+        let claim = MessageClaim {
+            task_id: format!("t{i}").as_str().into(),
+            reply: None,
+            received_ms: ms,
+        };
+        assert!(
+            store
+                .claim_message(&format!("k{i}"), claim)
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+    // Three claims per walk: k0..k2 (two old), k3..k5 (one), k6 and round (one).
+    let walks: Vec<usize> = (0..3)
+        .map(|_| store.expire_claims_blocking(10, 3).unwrap())
+        .collect();
+    assert_eq!(walks, [2, 1, 1]);
+    assert_eq!(store.expire_claims_blocking(10, 3).unwrap(), 0, "all gone");
+    // A walk that covers every claim expires exactly the old ones.
+    assert_eq!(store.expire_claims(65).await.unwrap(), 2);
+    let left = |k: &str| store.claims.get(k).unwrap().is_some();
+    assert!(left("k5") && !left("k1") && !left("k3"));
+    // A database written by a version with the claims' time index loses it at open.
+    store.db().open_tree("message_claim_times").unwrap();
+    drop(store);
+    let store = SledStore::open(dir.path()).unwrap();
+    assert!(
+        !store
+            .db()
+            .tree_names()
+            .iter()
+            .any(|n| &n[..] == b"message_claim_times")
+    );
 }
 
 #[test]
