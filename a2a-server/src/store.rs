@@ -362,8 +362,12 @@ pub trait ClaimStore: Send + Sync + 'static {
     /// of it must be processed afresh rather than answered as a duplicate.
     async fn release_claim(&self, key: &str) -> Result<(), StoreError>;
 
-    /// Removes claims received before `before_ms`; returns how many. It walks only the expired
-    /// claims (both stores keep them in receipt-time order), not every claim.
+    /// Removes claims received before `before_ms`; returns how many. The retention sweep calls
+    /// it once per sweep interval, so it must not cost every claim every time: the memory
+    /// store keeps its claims in receipt-time order and walks only the expired ones; sled walks
+    /// a bounded page of its claims with a cursor (`CLAIM_EXPIRY_WALK` per call; a server
+    /// receiving more than that per sweep expires claims later than `before_ms`, never
+    /// earlier), so that a send writes nothing but its claim.
     async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError>;
 }
 
