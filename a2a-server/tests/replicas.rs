@@ -120,6 +120,16 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// The handlers of two replicas, "a" and "b", with leases long enough never to expire in
+    /// a test.
+    fn pair(&self) -> (Arc<RequestHandler>, Arc<RequestHandler>) {
+        let ttl = Duration::from_secs(30);
+        let (a, b) = (self.replica("a", ttl), self.replica("b", ttl));
+        (a.handler(), b.handler())
+    }
+}
+
 fn cx() -> CallContext {
     CallContext::new(Scope::default(), Default::default())
 }
@@ -163,11 +173,7 @@ fn seqs(events: &[StreamEvent]) -> Vec<u64> {
 #[tokio::test]
 async fn a_subscriber_on_b_follows_a_task_running_on_a_and_resumes_exactly() {
     let cluster = Cluster::new();
-    let (a, b) = (
-        cluster.replica("a", Duration::from_secs(30)),
-        cluster.replica("b", Duration::from_secs(30)),
-    );
-    let (a, b) = (a.handler(), b.handler());
+    let (a, b) = cluster.pair();
     let task = start(&a, "chunks").await;
     until_state(&b, &task.id, TaskState::Working).await;
     assert_eq!(cluster.leases.holder(&task.id).as_deref(), Some("a"));
@@ -213,11 +219,7 @@ async fn a_subscriber_on_b_follows_a_task_running_on_a_and_resumes_exactly() {
 #[tokio::test]
 async fn a_stream_on_b_opened_before_the_chunks_sees_each_one_live() {
     let cluster = Cluster::new();
-    let (a, b) = (
-        cluster.replica("a", Duration::from_secs(30)),
-        cluster.replica("b", Duration::from_secs(30)),
-    );
-    let (a, b) = (a.handler(), b.handler());
+    let (a, b) = cluster.pair();
     let task = start(&a, "chunks").await;
     until_state(&b, &task.id, TaskState::Working).await;
     let mut stream = b
@@ -253,11 +255,7 @@ async fn a_stream_on_b_opened_before_the_chunks_sees_each_one_live() {
 #[tokio::test]
 async fn cancel_on_b_stops_the_agent_on_a() {
     let cluster = Cluster::new();
-    let (a, b) = (
-        cluster.replica("a", Duration::from_secs(30)),
-        cluster.replica("b", Duration::from_secs(30)),
-    );
-    let (a, b) = (a.handler(), b.handler());
+    let (a, b) = cluster.pair();
     let task = start(&a, "wait").await;
     until_state(&a, &task.id, TaskState::Working).await;
     // A subscriber on A (where the task runs) must see the cancel stored by B.
@@ -299,11 +297,7 @@ async fn cancel_on_b_stops_the_agent_on_a() {
 #[tokio::test]
 async fn get_task_on_a_shows_what_b_did() {
     let cluster = Cluster::new();
-    let (a, b) = (
-        cluster.replica("a", Duration::from_secs(30)),
-        cluster.replica("b", Duration::from_secs(30)),
-    );
-    let (a, b) = (a.handler(), b.handler());
+    let (a, b) = cluster.pair();
     let req = SendMessageRequest::new(Message::user_text("ask"));
     let SendReply::Task(task) = a.send_message(&cx(), req).await.expect("send on a") else {
         panic!("a task");
@@ -336,11 +330,7 @@ async fn get_task_on_a_shows_what_b_did() {
 #[tokio::test]
 async fn a_retried_blocking_send_on_b_waits_for_the_task_on_a() {
     let cluster = Cluster::new();
-    let (a, b) = (
-        cluster.replica("a", Duration::from_secs(30)),
-        cluster.replica("b", Duration::from_secs(30)),
-    );
-    let (a, b) = (a.handler(), b.handler());
+    let (a, b) = cluster.pair();
     let message = Message::user_text("chunks");
     let req = SendMessageRequest::new(message.clone()).with_return_immediately(true);
     let SendReply::Task(task) = a.send_message(&cx(), req).await.expect("send on a") else {
@@ -371,11 +361,7 @@ async fn a_retried_blocking_send_on_b_waits_for_the_task_on_a() {
 #[tokio::test]
 async fn a_retried_send_on_b_gets_the_reply_the_agent_on_a_gave() {
     let cluster = Cluster::new();
-    let (a, b) = (
-        cluster.replica("a", Duration::from_secs(30)),
-        cluster.replica("b", Duration::from_secs(30)),
-    );
-    let (a, b) = (a.handler(), b.handler());
+    let (a, b) = cluster.pair();
     let message = Message::user_text("reply later");
     let first = tokio::spawn({
         let (a, message) = (a.clone(), message.clone());

@@ -408,7 +408,7 @@ impl TaskCell {
             return Ok(());
         };
         match rt.store.get(&self.id).await? {
-            Some(fresh) if fresh.version > version => self.reload(rt, &mut st).await,
+            Some(fresh) if fresh.version > version => self.catch_up(rt, &mut st, fresh).await,
             _ => Ok(()),
         }
     }
@@ -422,6 +422,16 @@ impl TaskCell {
             .get(&self.id)
             .await?
             .ok_or_else(|| Error::task_not_found(self.id.as_str()))?;
+        self.catch_up(rt, st, fresh).await
+    }
+
+    /// [`TaskCell::reload`] with the task as just read.
+    async fn catch_up(
+        &self,
+        rt: &Engine,
+        st: &mut CellState,
+        fresh: StoredTask,
+    ) -> Result<(), Error> {
         let mut seen = st.stored.as_ref().map_or(0, |s| s.version);
         'log: while seen < fresh.version {
             let page = rt.store.events(&self.id, seen, 256).await?;

@@ -142,6 +142,10 @@ impl RequestHandler {
         if let Some(after) = cx.last_event_id {
             return self.stream_from(cx, &req.id, after).await;
         }
+        // Without an execution here the stream follows the bus, subscribed before the task is
+        // read: nothing written after the read goes unheard.
+        let running = self.rt.running_cell(&req.id);
+        let notices = running.is_none().then(|| self.rt.bus.subscribe(&req.id));
         let stored = self.load(cx, &req.id).await?;
         if stored.task.status.state.is_terminal() {
             return Err(Error::new(
@@ -153,7 +157,7 @@ impl RequestHandler {
             )
             .with_metadata("taskId", req.id.as_str()));
         }
-        if let Some(cell) = self.rt.running_cell(&req.id) {
+        if let Some(cell) = running {
             let (snapshot, rx) = cell.subscribe().await;
             if let Some(snapshot) = snapshot {
                 return Ok(follow::from_snapshot(
@@ -163,12 +167,17 @@ impl RequestHandler {
                 ));
             }
         }
-        // No execution here: the bus, subscribed before the snapshot is read.
-        let notices = self.rt.bus.subscribe(&req.id);
-        let snapshot = self.load(cx, &req.id).await?;
+        let (stored, notices) = match notices {
+            Some(notices) => (stored, notices),
+            // The execution here had no snapshot yet: follow the bus after all.
+            None => {
+                let notices = self.rt.bus.subscribe(&req.id);
+                (self.load(cx, &req.id).await?, notices)
+            }
+        };
         Ok(follow::from_snapshot(
             &self.rt,
-            snapshot,
+            stored,
             follow::Source::Bus(notices),
         ))
     }
