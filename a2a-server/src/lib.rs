@@ -43,8 +43,9 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `sled` | yes | [`SledStore`], the durable embedded task store |
+//! | `postgres` | no | [`postgres`]: [`PgStore`], `PgBus` and `PgLeases`, for several replicas on one PostgreSQL database |
 //! | `testing` | no | `a2a_server::testing`: run an agent's methods without a server and read back what it reported |
-//! | `cli` | no | the `a2a-server` binary (demo agent, flags, logging, mimalloc): `cargo run -p a2a-server --features cli`; implies `sled` |
+//! | `cli` | no | the `a2a-server` binary (demo agent, flags, logging, mimalloc): `cargo run -p a2a-server --features cli`; implies `sled` and `postgres` |
 //!
 //! # What else is here
 //!
@@ -85,6 +86,8 @@ mod engine;
 mod events;
 mod handler;
 mod http;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod push;
 pub mod store;
 #[cfg(feature = "testing")]
@@ -101,6 +104,8 @@ pub use http::{
     DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder, Upkeep, default_max_connections,
 };
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
 #[cfg(feature = "sled")]
 pub use store::SledStore;
 pub use store::{

@@ -1,10 +1,12 @@
 //! `a2a-server`: serves the demo agent over A2A (JSON-RPC, HTTP+JSON, SSE), storing tasks in
-//! sled under `./a2a-data` by default.
+//! sled under `./a2a-data` by default, or in PostgreSQL (`--postgres URL`), where several
+//! replicas share the database.
 
 use a2a_server::auth::BearerTokens;
 use a2a_server::demo::DemoAgent;
+use a2a_server::postgres::{PgOptions, PgStore};
 use a2a_server::push::PushSettings;
-use a2a_server::{MemoryStore, Server, SledStore, Store};
+use a2a_server::{EventBus, Leases, MemoryStore, Server, SledStore, Store};
 use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -32,6 +34,34 @@ struct Args {
     /// Keep tasks in memory only (nothing survives a restart).
     #[arg(long, env = "A2A_MEMORY", conflicts_with = "data_dir")]
     memory: bool,
+    /// Keep tasks in PostgreSQL at this URL (e.g. `postgres://postgres@127.0.0.1/test`):
+    /// several replicas started with the same URL share tasks, streams, cancels, recovery and
+    /// webhook deliveries. The schema is created (and migrated) at start.
+    #[arg(long, env = "A2A_POSTGRES_URL", conflicts_with_all = ["memory", "data_dir"])]
+    postgres: Option<String>,
+    /// The PostgreSQL schema for the tables (default: the connection's `search_path`).
+    #[arg(long, env = "A2A_POSTGRES_SCHEMA", requires = "postgres")]
+    postgres_schema: Option<String>,
+    /// PostgreSQL connections in this replica's pool (plus one that listens).
+    #[arg(
+        long,
+        env = "A2A_POSTGRES_POOL",
+        default_value_t = 16,
+        requires = "postgres"
+    )]
+    postgres_pool: usize,
+    /// This replica's name in the execution and webhook leases (default: a random UUID).
+    #[arg(long, env = "A2A_REPLICA_ID", requires = "postgres")]
+    replica_id: Option<String>,
+    /// Seconds a replica's leases outlive its last heartbeat (heartbeats come every third of
+    /// it): how soon the tasks of a replica that died are resumed by another.
+    #[arg(
+        long,
+        env = "A2A_LEASE_TTL_SECS",
+        default_value_t = 30.0,
+        requires = "postgres"
+    )]
+    lease_ttl_secs: f64,
     /// Delete finished tasks this many hours after their last change (0: keep forever).
     #[arg(long, env = "A2A_RETENTION_HOURS", default_value_t = 168)]
     retention_hours: u64,
@@ -81,15 +111,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .init();
     let args = Args::parse();
-    let store: Arc<dyn Store> = if args.memory {
-        Arc::new(MemoryStore::new())
+    let mut replication: Option<(Arc<dyn EventBus>, Arc<dyn Leases>)> = None;
+    let (store, described): (Arc<dyn Store>, String) = if let Some(url) = &args.postgres {
+        let options = PgOptions {
+            pool_size: args.postgres_pool,
+            schema: args.postgres_schema.clone(),
+            ..PgOptions::default()
+        };
+        let pg = PgStore::connect_with(url, options)
+            .await
+            .map_err(|e| format!("cannot open the task store in PostgreSQL: {e}"))?;
+        let bus = pg
+            .event_bus()
+            .await
+            .map_err(|e| format!("cannot listen for other replicas' events: {e}"))?;
+        replication = Some((bus, pg.leases()));
+        (Arc::new(pg), "postgres".to_owned())
+    } else if args.memory {
+        (Arc::new(MemoryStore::new()), "memory".to_owned())
     } else {
-        Arc::new(SledStore::open(&args.data_dir).map_err(|e| {
+        let sled = SledStore::open(&args.data_dir).map_err(|e| {
             format!(
                 "cannot open the task store in {}: {e}",
                 args.data_dir.display()
             )
-        })?)
+        })?;
+        (
+            Arc::new(sled),
+            format!("sled at {}", args.data_dir.display()),
+        )
     };
     let mut push = PushSettings::default().max_configs_per_task(args.push_max_configs);
     if let Some(proxy) = &args.push_proxy {
@@ -119,6 +169,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .push_notifications(push)
         .idle_timeout(Duration::from_secs(args.idle_timeout_secs.max(1)))
         .header_read_timeout(Duration::from_secs(args.header_timeout_secs.max(1)));
+    let server = match replication {
+        Some((bus, leases)) => {
+            let ttl = Duration::try_from_secs_f64(args.lease_ttl_secs)
+                .map_err(|e| format!("--lease-ttl-secs {}: {e}", args.lease_ttl_secs))?;
+            let server = server.event_bus(bus).leases(leases).lease_ttl(ttl);
+            match &args.replica_id {
+                Some(id) => server.replica_id(id),
+                None => server,
+            }
+        }
+        None => server,
+    };
     let server = match args.max_connections {
         Some(max) => server.max_connections(max),
         None => server,
@@ -140,7 +202,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing::info!(
         listen = %local,
         card = %format!("{public_url}/.well-known/agent-card.json"),
-        store = if args.memory { "memory".to_owned() } else { format!("sled at {}", args.data_dir.display()) },
+        store = %described,
         "A2A server ready"
     );
     // One line on stdout for scripts and tests that start the server on port 0.

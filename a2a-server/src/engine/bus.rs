@@ -66,6 +66,15 @@ impl LocalBus {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Wakes every subscriber to re-read its task's log (notifications may have been lost).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) fn wake_all(&self) {
+        let topics = self.topics.read().expect("bus lock");
+        for tx in topics.values() {
+            let _ = tx.send(u64::MAX);
+        }
+    }
 }
 
 impl EventBus for LocalBus {

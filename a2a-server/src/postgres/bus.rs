@@ -1,0 +1,255 @@
+//! [`PgBus`]: the replicas' [`EventBus`] over PostgreSQL's `LISTEN`/`NOTIFY`.
+
+use super::backend;
+use crate::engine::{CancelHandler, EventBus, LocalBus};
+use crate::store::StoreError;
+use a2a_core::TaskId;
+use deadpool_postgres::Pool;
+use futures::stream::BoxStream;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+/// How often the listening connection proves it is alive; a check that takes longer than
+/// this counts as a lost connection.
+const PING_EVERY: Duration = Duration::from_secs(5);
+
+/// The longest wait between two attempts to listen again.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// The [`EventBus`] of replicas sharing a [`PgStore`](super::PgStore), from
+/// [`PgStore::event_bus`](super::PgStore::event_bus).
+///
+/// **Wake-ups.** Every write of the store sends `NOTIFY` in its own transaction, with the task
+/// id and the sequence number it reached (so [`EventBus::publish`] has nothing left to do).
+/// Each process keeps one connection listening, and fans what it hears out to its
+/// subscribers in process (a [`LocalBus`]). A notification is only a wake-up: subscribers read
+/// the log after their own cursor.
+///
+/// **Reconnects.** PostgreSQL drops the notifications sent while a listener is away (the
+/// database restarted, the connection was killed or cut). The listener checks its connection
+/// every few seconds, listens again as soon as it can, and then wakes every subscriber of
+/// this process to re-read the log after its cursor, so nothing sent meanwhile is missed.
+///
+/// **Cancels** travel on the same channel: a `CancelTask` on any replica reaches the handler
+/// of every replica, and this process's at once.
+pub struct PgBus {
+    local: Arc<LocalBus>,
+    pool: Pool,
+    channel: Arc<str>,
+    /// Stops the listener when the bus is dropped.
+    _listening: DropGuard,
+}
+
+impl std::fmt::Debug for PgBus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgBus")
+            .field("channel", &self.channel)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a notification on the channel says.
+#[derive(Debug, PartialEq)]
+enum Note<'a> {
+    /// `e <seq> <task>`: the task's log reached seq.
+    Event(u64, &'a str),
+    /// `c <task>`: stop the task's execution.
+    Cancel(&'a str),
+}
+
+fn parse(payload: &str) -> Option<Note<'_>> {
+    if let Some(rest) = payload.strip_prefix("e ") {
+        let (seq, task) = rest.split_once(' ')?;
+        return Some(Note::Event(seq.parse().ok()?, task));
+    }
+    payload.strip_prefix("c ").map(Note::Cancel)
+}
+
+impl PgBus {
+    /// Starts the listener; returns once it listens (or with the error of the first attempt).
+    pub(super) async fn start(
+        config: tokio_postgres::Config,
+        pool: Pool,
+        channel: Arc<str>,
+    ) -> Result<Arc<Self>, StoreError> {
+        let local = Arc::new(LocalBus::new());
+        let stop = CancellationToken::new();
+        let listener = Listener {
+            config,
+            channel: channel.clone(),
+            local: local.clone(),
+            stop: stop.clone(),
+        };
+        // The first connection is made here, so that a wrong URL fails the start-up.
+        let first = listener.listen().await?;
+        tokio::spawn(listener.run(first));
+        Ok(Arc::new(Self {
+            local,
+            pool,
+            channel,
+            _listening: stop.drop_guard(),
+        }))
+    }
+}
+
+impl EventBus for PgBus {
+    fn publish(&self, _task: &TaskId, _seq: u64) {
+        // The store's write has sent the notification, in its own transaction.
+    }
+
+    fn subscribe(&self, task: &TaskId) -> BoxStream<'static, u64> {
+        self.local.subscribe(task)
+    }
+
+    fn request_cancel(&self, task: &TaskId) {
+        // This process's executions stop at once; the others' when the notification arrives.
+        self.local.request_cancel(task);
+        let (pool, channel, payload) =
+            (self.pool.clone(), self.channel.clone(), format!("c {task}"));
+        if payload.len() >= 7900 {
+            return;
+        }
+        tokio::spawn(async move {
+            let sent = async {
+                let client = pool.get().await.map_err(backend)?;
+                client
+                    .execute("SELECT pg_notify($1, $2)", &[&&*channel, &payload])
+                    .await
+                    .map_err(backend)
+            };
+            if let Err(e) = sent.await {
+                tracing::error!(error = %e, "could not send a cancel request to the other replicas");
+            }
+        });
+    }
+
+    fn on_cancel(&self, handler: CancelHandler) {
+        self.local.on_cancel(handler);
+    }
+}
+
+/// The one listening connection of a [`PgBus`].
+struct Listener {
+    config: tokio_postgres::Config,
+    channel: Arc<str>,
+    local: Arc<LocalBus>,
+    stop: CancellationToken,
+}
+
+/// A connection that listens: the client (to ping) and the stream of what the server sends.
+type Listening = (
+    tokio_postgres::Client,
+    futures::channel::mpsc::UnboundedReceiver<AsyncMessage>,
+    tokio::task::JoinHandle<()>,
+);
+
+impl Listener {
+    /// Connects and listens on the channel.
+    async fn listen(&self) -> Result<Listening, StoreError> {
+        let (client, mut connection) = self.config.connect(NoTls).await.map_err(backend)?;
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        let driver = tokio::spawn(async move {
+            let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+            while let Some(Ok(message)) = futures::StreamExt::next(&mut messages).await {
+                if tx.unbounded_send(message).is_err() {
+                    return;
+                }
+            }
+        });
+        // The channel name is ours ("a2a" or "a2a_" and a checked schema name).
+        client
+            .batch_execute(&format!("LISTEN \"{}\"", self.channel))
+            .await
+            .map_err(backend)?;
+        Ok((client, rx, driver))
+    }
+
+    /// Hears notifications until the bus is dropped, listening again whenever the
+    /// connection is lost.
+    async fn run(self, first: Listening) {
+        let mut listening = Some(first);
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            let current = match listening.take() {
+                Some(l) => l,
+                None => {
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => {}
+                        () = self.stop.cancelled() => return,
+                    }
+                    match self.listen().await {
+                        Ok(l) => {
+                            tracing::info!("listening for other replicas' events again");
+                            l
+                        }
+                        Err(e) => {
+                            backoff = (backoff * 2).min(MAX_BACKOFF);
+                            tracing::warn!(error = %e, "cannot listen for other replicas' events; retrying");
+                            continue;
+                        }
+                    }
+                }
+            };
+            backoff = Duration::from_millis(50);
+            // Whatever was sent while nobody listened is lost: every follower re-reads.
+            self.local.wake_all();
+            if self.hear(current).await {
+                return;
+            }
+            tracing::warn!("lost the connection that listens for other replicas' events");
+        }
+    }
+
+    /// Fans out what one connection hears until it fails (`false`) or the bus is dropped
+    /// (`true`).
+    async fn hear(&self, (client, mut messages, driver): Listening) -> bool {
+        use futures::StreamExt as _;
+        let mut ping = tokio::time::interval(PING_EVERY);
+        ping.tick().await;
+        let stopped = loop {
+            tokio::select! {
+                message = messages.next() => match message {
+                    Some(AsyncMessage::Notification(n)) => self.deliver(n.payload()),
+                    Some(_) => {}
+                    None => break false,
+                },
+                _ = ping.tick() => {
+                    let alive = tokio::time::timeout(PING_EVERY, client.simple_query("")).await;
+                    if !matches!(alive, Ok(Ok(_))) {
+                        break false;
+                    }
+                }
+                () = self.stop.cancelled() => break true,
+            }
+        };
+        driver.abort();
+        stopped
+    }
+
+    fn deliver(&self, payload: &str) {
+        match parse(payload) {
+            Some(Note::Event(seq, task)) => self.local.publish(&TaskId::from(task), seq),
+            Some(Note::Cancel(task)) => self.local.request_cancel(&TaskId::from(task)),
+            None => tracing::debug!(payload, "ignored a notification that is not ours"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Note, parse};
+
+    #[test]
+    fn notifications_name_the_task_and_what_happened() {
+        assert_eq!(parse("e 7 t-1"), Some(Note::Event(7, "t-1")));
+        assert_eq!(
+            parse("e 7 t with spaces"),
+            Some(Note::Event(7, "t with spaces"))
+        );
+        assert_eq!(parse("c t-1"), Some(Note::Cancel("t-1")));
+        assert_eq!(parse("e x t"), None);
+        assert_eq!(parse("hello"), None);
+    }
+}

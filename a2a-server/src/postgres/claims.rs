@@ -1,0 +1,107 @@
+//! [`ClaimStore`] on PostgreSQL: `a2a_claims`, by key, with an index by receipt time.
+
+use super::{PgStore, backend};
+use crate::store::{ClaimStore, MessageClaim, StoreError};
+use a2a_core::{Message, TaskId};
+use async_trait::async_trait;
+use tokio_postgres::types::Json;
+
+#[async_trait]
+impl ClaimStore for PgStore {
+    async fn claim_message(
+        &self,
+        key: &str,
+        claim: MessageClaim,
+    ) -> Result<Option<MessageClaim>, StoreError> {
+        let client = self.client().await?;
+        let reply = claim
+            .reply
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(backend)?;
+        let (insert, select) = tokio::try_join!(
+            client.prepare_cached(
+                "INSERT INTO a2a_claims (key, task_id, reply, received_ms)
+                 VALUES ($1, $2, $3::text::json, $4) ON CONFLICT (key) DO NOTHING",
+            ),
+            client.prepare_cached(
+                "SELECT task_id, reply, received_ms FROM a2a_claims WHERE key = $1"
+            )
+        )
+        .map_err(backend)?;
+        loop {
+            let inserted = client
+                .execute(
+                    &insert,
+                    &[&key, &claim.task_id.as_str(), &reply, &claim.received_ms],
+                )
+                .await
+                .map_err(backend)?;
+            if inserted == 1 {
+                return Ok(None);
+            }
+            // Taken. Read it in a statement of its own: the insert waited for the claim's
+            // writer to commit, and only a later statement sees what it committed.
+            if let Some(row) = client.query_opt(&select, &[&key]).await.map_err(backend)? {
+                let reply: Option<Json<Message>> = row.try_get(1).map_err(backend)?;
+                return Ok(Some(MessageClaim {
+                    task_id: TaskId::from(row.get::<_, &str>(0)),
+                    reply: reply.map(|r| r.0),
+                    received_ms: row.get(2),
+                }));
+            }
+            // Released in between: claim it again.
+        }
+    }
+
+    async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let reply = claim
+            .reply
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(backend)?;
+        let statement = client
+            .prepare_cached(
+                "INSERT INTO a2a_claims (key, task_id, reply, received_ms)
+                 VALUES ($1, $2, $3::text::json, $4)
+                 ON CONFLICT (key) DO UPDATE SET task_id = excluded.task_id,
+                     reply = excluded.reply, received_ms = excluded.received_ms",
+            )
+            .await
+            .map_err(backend)?;
+        client
+            .execute(
+                &statement,
+                &[&key, &claim.task_id.as_str(), &reply, &claim.received_ms],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn release_claim(&self, key: &str) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached("DELETE FROM a2a_claims WHERE key = $1")
+            .await
+            .map_err(backend)?;
+        client.execute(&statement, &[&key]).await.map_err(backend)?;
+        Ok(())
+    }
+
+    async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
+        // Served by the index by receipt time: only the expired claims are read.
+        let client = self.client().await?;
+        let n = client
+            .execute(
+                "DELETE FROM a2a_claims WHERE received_ms < $1",
+                &[&before_ms],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+}

@@ -1,0 +1,157 @@
+//! [`PgLeases`]: execution leases in the database, held while their replica heartbeats.
+
+use super::{backend, secs};
+use crate::engine::Leases;
+use crate::store::StoreError;
+use a2a_core::TaskId;
+use async_trait::async_trait;
+use deadpool_postgres::Pool;
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Execution [`Leases`] in PostgreSQL, from [`PgStore::leases`](super::PgStore::leases).
+///
+/// Each replica has a row in `a2a_replicas` with the time its heartbeat runs out; the
+/// heartbeat ([`Leases::renew`]) moves it, one row whatever the number of tasks. A lease
+/// (`a2a_leases`: task, owner) is held while its owner is alive, so when a replica dies all
+/// of its leases lapse together, and each is taken by exactly one survivor: taking a lapsed
+/// lease is a conditional upsert, and of two replicas racing for it the second waits for the
+/// first's row lock and then sees a live owner.
+pub struct PgLeases {
+    pool: Pool,
+    /// The owners whose replica row this process has committed: a lease is taken only once
+    /// its owner's row is visible to every other replica (else a racing replica could find
+    /// the owner of a lease just taken not alive, and take it too).
+    registered: Mutex<HashSet<String>>,
+}
+
+impl std::fmt::Debug for PgLeases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgLeases").finish_non_exhaustive()
+    }
+}
+
+impl PgLeases {
+    pub(super) fn new(pool: Pool) -> Self {
+        Self {
+            pool,
+            registered: Mutex::default(),
+        }
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pool.get().await.map_err(backend)
+    }
+
+    /// Commits `owner`'s replica row (once per owner), extending its heartbeat to `ttl`.
+    async fn register(&self, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+        if self.registered.lock().expect("lease lock").contains(owner) {
+            return Ok(());
+        }
+        self.renew(owner, ttl).await?;
+        self.registered
+            .lock()
+            .expect("lease lock")
+            .insert(owner.to_owned());
+        Ok(())
+    }
+
+    /// The live replicas: id and seconds until their heartbeat runs out (for operators and
+    /// tests).
+    pub async fn replicas(&self) -> Result<Vec<(String, f64)>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT id, extract(epoch FROM expires - now())::float8 FROM a2a_replicas
+                 WHERE expires > now() ORDER BY id",
+                &[],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// Who holds the lease of `task`, if its owner is alive.
+    pub async fn holder(&self, task: &TaskId) -> Result<Option<String>, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT l.owner FROM a2a_leases l JOIN a2a_replicas r ON r.id = l.owner
+                 WHERE l.task_id = $1 AND r.expires > now()",
+                &[&task.as_str()],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(row.map(|r| r.get(0)))
+    }
+}
+
+#[async_trait]
+impl Leases for PgLeases {
+    async fn acquire(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<bool, StoreError> {
+        self.register(owner, ttl).await?;
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "INSERT INTO a2a_leases AS l (task_id, owner) VALUES ($1, $2)
+                 ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, since = now()
+                 WHERE l.owner = excluded.owner
+                    OR NOT EXISTS (SELECT 1 FROM a2a_replicas r
+                                   WHERE r.id = l.owner AND r.expires > now())",
+            )
+            .await
+            .map_err(backend)?;
+        let n = client
+            .execute(&statement, &[&task.as_str(), &owner])
+            .await
+            .map_err(backend)?;
+        Ok(n == 1)
+    }
+
+    async fn take_over(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+        self.register(owner, ttl).await?;
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "INSERT INTO a2a_leases (task_id, owner) VALUES ($1, $2)
+                 ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, since = now()",
+            )
+            .await
+            .map_err(backend)?;
+        client
+            .execute(&statement, &[&task.as_str(), &owner])
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn renew(&self, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "INSERT INTO a2a_replicas (id, expires) VALUES ($1, now() + make_interval(secs => $2))
+                 ON CONFLICT (id) DO UPDATE SET expires = excluded.expires",
+            )
+            .await
+            .map_err(backend)?;
+        client
+            .execute(&statement, &[&owner, &secs(ttl)])
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn release(&self, task: &TaskId, owner: &str) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached("DELETE FROM a2a_leases WHERE task_id = $1 AND owner = $2")
+            .await
+            .map_err(backend)?;
+        client
+            .execute(&statement, &[&task.as_str(), &owner])
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,435 @@
+//! [`TaskStore`] on PostgreSQL: a row per task in `a2a_tasks` (a snapshot plus the columns
+//! listings use), its log in `a2a_events`.
+//!
+//! **Snapshots.** A write that changes the task's status (or replaces it whole) stores the
+//! task as its row's snapshot; any other write (an artifact chunk, an agent message) inserts
+//! only its event and bumps the row's version, and a read folds the events after the snapshot
+//! onto it ([`Task::apply`]), in the same statement. Once [`SNAPSHOT_EVERY`] events have
+//! piled up, the writer stores the task it already holds as the new snapshot (a second
+//! statement: the snapshot equals the fold, so it is never wrong, only late).
+
+use super::{PgStore, backend, backend_msg, int, uint};
+use crate::store::{ListPage, ListQuery, LoggedEvent, Scope, StoreError, StoredTask, TaskStore};
+use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
+use async_trait::async_trait;
+use std::sync::Arc;
+use tokio_postgres::Row;
+use tokio_postgres::types::{Json, ToSql};
+
+/// How many events at most a task's row has after its snapshot before the writer refreshes
+/// the snapshot: a read folds fewer than this many events.
+pub const SNAPSHOT_EVERY: u64 = 64;
+
+/// The columns a [`StoredTask`] is read from (see [`stored`]): the snapshot, the version, the
+/// scope, and the events after the snapshot as one JSON array.
+const TASK_COLUMNS: &str = "t.snapshot, t.version, t.tenant, t.owner, \
+     (SELECT json_agg(e.event ORDER BY e.seq) FROM a2a_events e \
+      WHERE e.task_id = t.id AND e.seq > t.snapshot_version) AS tail";
+
+/// The finished tasks whose status is older than `$1`, oldest first: the retention sweep's
+/// query, served by the partial index `a2a_tasks_finished` (whose predicate it repeats).
+const FINISHED_BEFORE: &str = "SELECT id FROM a2a_tasks
+     WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED',
+                     'TASK_STATE_REJECTED')
+       AND status_ms < $1
+     ORDER BY status_ms, id LIMIT $2";
+
+/// A task read with [`TASK_COLUMNS`], its tail folded onto its snapshot.
+fn stored(row: &Row) -> Result<StoredTask, StoreError> {
+    let Json(mut task): Json<Task> = row.try_get(0).map_err(backend)?;
+    let tail: Option<Json<Vec<StreamResponse>>> = row.try_get(4).map_err(backend)?;
+    for event in tail.map(|t| t.0).unwrap_or_default() {
+        task.apply(&event)
+            .map_err(|e| backend_msg(format!("task {}: its log does not fold: {e}", task.id)))?;
+    }
+    Ok(StoredTask {
+        task: Arc::new(task),
+        version: uint(row.try_get(1).map_err(backend)?),
+        scope: Scope {
+            tenant: row.try_get(2).map_err(backend)?,
+            owner: row.try_get(3).map_err(backend)?,
+        },
+    })
+}
+
+/// Whether an event is always stored with a snapshot of its version: a status update (a state
+/// change, or a continuation, whose user message enters the history without an event of its
+/// own) and a whole task.
+fn needs_snapshot(event: &StreamResponse) -> bool {
+    matches!(
+        event,
+        StreamResponse::StatusUpdate(_) | StreamResponse::Task(_)
+    )
+}
+
+impl PgStore {
+    /// After a write that matched no row: why.
+    async fn conflict(&self, id: &TaskId, expected: u64) -> Result<StoreError, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT version FROM a2a_tasks WHERE id = $1",
+                &[&id.as_str()],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(match row {
+            None => StoreError::NotFound(id.clone()),
+            Some(row) => StoreError::VersionConflict {
+                expected,
+                found: uint(row.get(0)),
+            },
+        })
+    }
+}
+
+#[async_trait]
+impl TaskStore for PgStore {
+    async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
+        let client = self.client().await?;
+        let sql = format!("SELECT {TASK_COLUMNS} FROM a2a_tasks t WHERE t.id = $1");
+        let statement = client.prepare_cached(&sql).await.map_err(backend)?;
+        client
+            .query_opt(&statement, &[&id.as_str()])
+            .await
+            .map_err(backend)?
+            .as_ref()
+            .map(stored)
+            .transpose()
+    }
+
+    async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
+        let client = self.client().await?;
+        // The log starts with the task as created; the row's snapshot is the same JSON.
+        let created =
+            serde_json::to_string(&StreamResponse::Task(Task::clone(&task))).map_err(backend)?;
+        let snapshot = serde_json::to_string(&*task).map_err(backend)?;
+        let statement = client
+            .prepare_cached(
+                "WITH t AS (
+                     INSERT INTO a2a_tasks (id, context_id, tenant, owner, state, status_ms,
+                                            version, snapshot_version, snapshot)
+                     VALUES ($1, $2, $3, $4, $5, $6, 1, 1, $7::text::json)
+                     ON CONFLICT (id) DO NOTHING
+                     RETURNING id)
+                 INSERT INTO a2a_events (task_id, seq, event)
+                 SELECT id, 1, $8::text::json FROM t",
+            )
+            .await
+            .map_err(backend)?;
+        let stored = StoredTask {
+            task,
+            version: 1,
+            scope,
+        };
+        let n = client
+            .execute(
+                &statement,
+                &[
+                    &stored.task.id.as_str(),
+                    &stored.task.context_id.as_str(),
+                    &stored.scope.tenant,
+                    &stored.scope.owner,
+                    &stored.task.status.state.as_str(),
+                    &stored.sort_millis(),
+                    &snapshot,
+                    &created,
+                ],
+            )
+            .await
+            .map_err(backend)?;
+        if n == 0 {
+            return Err(StoreError::AlreadyExists(stored.task.id.clone()));
+        }
+        Ok(stored)
+    }
+
+    async fn update(
+        &self,
+        task: Arc<Task>,
+        expected_version: u64,
+        event: &StreamResponse,
+    ) -> Result<StoredTask, StoreError> {
+        let client = self.client().await?;
+        let id = task.id.as_str();
+        let event_json = serde_json::to_string(event).map_err(backend)?;
+        let expected = int(expected_version);
+        let channel: &str = &self.channel;
+        // The notification is sent at commit, with the write: a follower that hears it can
+        // read the event. (A task id too long for a notification's 8000 bytes gets none; its
+        // followers still re-read the log every few seconds.)
+        let row = if needs_snapshot(event) {
+            let snapshot = serde_json::to_string(&*task).map_err(backend)?;
+            let statement = client
+                .prepare_cached(
+                    "WITH t AS (
+                         UPDATE a2a_tasks
+                         SET version = version + 1, snapshot_version = version + 1,
+                             snapshot = $3::text::json, state = $4, status_ms = $5
+                         WHERE id = $1 AND version = $2
+                         RETURNING version, tenant, owner),
+                     e AS (INSERT INTO a2a_events (task_id, seq, event)
+                           SELECT $1, version, $6::text::json FROM t)
+                     SELECT version, version, tenant, owner,
+                            CASE WHEN octet_length($1) < 7900
+                                 THEN pg_notify($7, 'e ' || version || ' ' || $1) END
+                     FROM t",
+                )
+                .await
+                .map_err(backend)?;
+            let millis = task.status.timestamp.map_or(0, Timestamp::unix_millis);
+            let params: [&(dyn ToSql + Sync); 7] = [
+                &id,
+                &expected,
+                &snapshot,
+                &task.status.state.as_str(),
+                &millis,
+                &event_json,
+                &channel,
+            ];
+            client.query_opt(&statement, &params).await
+        } else {
+            let statement = client
+                .prepare_cached(
+                    "WITH t AS (
+                         UPDATE a2a_tasks SET version = version + 1
+                         WHERE id = $1 AND version = $2
+                         RETURNING version, snapshot_version, tenant, owner),
+                     e AS (INSERT INTO a2a_events (task_id, seq, event)
+                           SELECT $1, version, $3::text::json FROM t)
+                     SELECT version, snapshot_version, tenant, owner,
+                            CASE WHEN octet_length($1) < 7900
+                                 THEN pg_notify($4, 'e ' || version || ' ' || $1) END
+                     FROM t",
+                )
+                .await
+                .map_err(backend)?;
+            client
+                .query_opt(&statement, &[&id, &expected, &event_json, &channel])
+                .await
+        }
+        .map_err(backend)?;
+        let Some(row) = row else {
+            drop(client);
+            return Err(self.conflict(&task.id, expected_version).await?);
+        };
+        let version = uint(row.get(0));
+        let snapshot_version = uint(row.get(1));
+        if version - snapshot_version >= SNAPSHOT_EVERY {
+            // The task with this event applied is the fold the next read would make.
+            let snapshot = serde_json::to_string(&*task).map_err(backend)?;
+            let statement = client
+                .prepare_cached(
+                    "UPDATE a2a_tasks SET snapshot = $2::text::json, snapshot_version = $3
+                     WHERE id = $1 AND snapshot_version < $3 AND version >= $3",
+                )
+                .await
+                .map_err(backend)?;
+            client
+                .execute(&statement, &[&id, &snapshot, &int(version)])
+                .await
+                .map_err(backend)?;
+        }
+        Ok(StoredTask {
+            task,
+            version,
+            scope: Scope {
+                tenant: row.get(2),
+                owner: row.get(3),
+            },
+        })
+    }
+
+    async fn events(
+        &self,
+        id: &TaskId,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT seq, event FROM a2a_events WHERE task_id = $1 AND seq > $2
+                 ORDER BY seq LIMIT $3",
+            )
+            .await
+            .map_err(backend)?;
+        let limit = int(limit as u64);
+        client
+            .query(&statement, &[&id.as_str(), &int(after), &limit])
+            .await
+            .map_err(backend)?
+            .iter()
+            .map(|row| {
+                let Json(event): Json<StreamResponse> = row.try_get(1).map_err(backend)?;
+                Ok(LoggedEvent {
+                    seq: uint(row.get(0)),
+                    event,
+                })
+            })
+            .collect()
+    }
+
+    async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "WITH t AS (DELETE FROM a2a_tasks WHERE id = $1 RETURNING id),
+                      e AS (DELETE FROM a2a_events WHERE task_id = $1),
+                      p AS (DELETE FROM a2a_push_configs WHERE task_id = $1),
+                      d AS (DELETE FROM a2a_delivery_leases WHERE task_id = $1),
+                      l AS (DELETE FROM a2a_leases WHERE task_id = $1)
+                 SELECT count(*) FROM t",
+            )
+            .await
+            .map_err(backend)?;
+        let n: i64 = client
+            .query_one(&statement, &[&id.as_str()])
+            .await
+            .map_err(backend)?
+            .get(0);
+        Ok(n > 0)
+    }
+
+    async fn terminal_before(
+        &self,
+        before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(FINISHED_BEFORE)
+            .await
+            .map_err(backend)?;
+        let limit = int(limit as u64);
+        Ok(client
+            .query(&statement, &[&before.unix_millis(), &limit])
+            .await
+            .map_err(backend)?
+            .iter()
+            .map(|row| TaskId::from(row.get::<_, &str>(0)))
+            .collect())
+    }
+
+    async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
+        let token = query.start_after()?;
+        let client = self.client().await?;
+        // The filters, as SQL with numbered parameters. A scope part that is unset must match
+        // NULL, written `IS NULL` so that the listing indexes serve it.
+        let mut filters = Vec::new();
+        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::new();
+        match &query.scope.tenant {
+            Some(tenant) => {
+                params.push(tenant);
+                filters.push(format!("tenant = ${}", params.len()));
+            }
+            None => filters.push("tenant IS NULL".to_owned()),
+        }
+        match &query.scope.owner {
+            Some(owner) => {
+                params.push(owner);
+                filters.push(format!("owner = ${}", params.len()));
+            }
+            None => filters.push("owner IS NULL".to_owned()),
+        }
+        let context = query.context_id.as_ref().map(|c| c.as_str());
+        if let Some(context) = &context {
+            params.push(context);
+            filters.push(format!("context_id = ${}", params.len()));
+        }
+        let state = query.status.as_ref().map(TaskState::as_str);
+        if let Some(state) = &state {
+            params.push(state);
+            filters.push(format!("state = ${}", params.len()));
+        }
+        let after = query.status_timestamp_after.map(Timestamp::unix_millis);
+        if let Some(after) = &after {
+            params.push(after);
+            filters.push(format!("status_ms >= ${}", params.len()));
+        }
+        let filter = filters.join(" AND ");
+        let count_sql = format!("SELECT count(*) FROM a2a_tasks WHERE {filter}");
+        let count_params = params.clone();
+        let (millis, id) = match &token {
+            Some((std::cmp::Reverse(millis), id)) => (Some(*millis), Some(id.as_str())),
+            None => (None, None),
+        };
+        let mut page_filter = filter;
+        if let (Some(millis), Some(id)) = (&millis, &id) {
+            params.push(millis);
+            let m = params.len();
+            params.push(id);
+            let i = params.len();
+            page_filter.push_str(&format!(
+                " AND (status_ms < ${m} OR (status_ms = ${m} AND id > ${i}))"
+            ));
+        }
+        let limit = int(query.page_size as u64 + 1);
+        params.push(&limit);
+        let page_sql = format!(
+            "SELECT {TASK_COLUMNS} FROM a2a_tasks t WHERE {page_filter}
+             ORDER BY status_ms DESC, id LIMIT ${}",
+            params.len()
+        );
+        let (count_statement, page_statement) = tokio::try_join!(
+            client.prepare_cached(&count_sql),
+            client.prepare_cached(&page_sql)
+        )
+        .map_err(backend)?;
+        // Pipelined on the one connection: one round trip for both.
+        let (count, rows) = tokio::try_join!(
+            client.query_one(&count_statement, &count_params),
+            client.query(&page_statement, &params)
+        )
+        .map_err(backend)?;
+        let total: i64 = count.get(0);
+        let mut tasks = rows.iter().map(stored).collect::<Result<Vec<_>, _>>()?;
+        let more = tasks.len() > query.page_size;
+        tasks.truncate(query.page_size);
+        Ok(ListPage::new(tasks, more, uint(total) as usize))
+    }
+
+    async fn tasks_in_states(
+        &self,
+        states: &[TaskState],
+        after: Option<&TaskId>,
+        limit: usize,
+    ) -> Result<Vec<StoredTask>, StoreError> {
+        let client = self.client().await?;
+        let sql = format!(
+            "SELECT {TASK_COLUMNS} FROM a2a_tasks t
+             WHERE t.state = ANY($1) AND ($2::text IS NULL OR t.id > $2)
+             ORDER BY t.id LIMIT $3"
+        );
+        let statement = client.prepare_cached(&sql).await.map_err(backend)?;
+        let states: Vec<&str> = states.iter().map(TaskState::as_str).collect();
+        let after = after.map(TaskId::as_str);
+        let limit = int(limit as u64);
+        client
+            .query(&statement, &[&states, &after, &limit])
+            .await
+            .map_err(backend)?
+            .iter()
+            .map(stored)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_retention_query_and_its_index_name_every_terminal_state_by_its_wire_name() {
+        use a2a_core::TaskState;
+        let migration = include_str!("migrations/0001_init.sql");
+        for state in [
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::Canceled,
+            TaskState::Rejected,
+        ] {
+            let quoted = format!("'{}'", state.as_str());
+            assert!(super::FINISHED_BEFORE.contains(&quoted), "{quoted}");
+            assert!(migration.contains(&quoted), "{quoted}");
+        }
+    }
+}
