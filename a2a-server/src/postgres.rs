@@ -116,6 +116,9 @@ impl PgStore {
             .keepalives_idle(Duration::from_secs(15))
             .keepalives_interval(Duration::from_secs(5))
             .keepalives_retries(3);
+        if config.get_application_name().is_none() {
+            config.application_name("a2a-server");
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(10));
         }

@@ -14,8 +14,6 @@ use futures::StreamExt as _;
 use serde_json::{Value, json};
 #[cfg(feature = "cli")]
 use std::collections::HashMap;
-#[cfg(feature = "cli")]
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -23,143 +21,15 @@ use tokio::time::timeout;
 
 const WAIT: Duration = Duration::from_secs(20);
 
-// ---------------------------------------------------------------------------------------------
 // A real server process, and a small SSE reader over reqwest (with the `cli` feature, which
 // builds the binary).
-
 #[cfg(feature = "cli")]
-struct Process {
-    child: Child,
-    url: String,
-}
-
+mod process;
 #[cfg(feature = "cli")]
-impl Process {
-    /// Starts the server binary on `dir`, on a port it picks itself (no race with other
-    /// processes for a port), and waits for its "listening on" line.
-    fn start(dir: &std::path::Path) -> Process {
-        use std::io::BufRead as _;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-server"))
-            .args(["--data-dir", dir.to_str().unwrap()])
-            .args(["--listen", "127.0.0.1:0"])
-            .args(["--retention-hours", "0"])
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the a2a-server binary starts");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("a2a-server listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_owned();
-        Process { child, url }
-    }
-
-    async fn ready(&self, http: &reqwest::Client) {
-        let card = format!("{}/.well-known/agent-card.json", self.url);
-        timeout(WAIT, async {
-            loop {
-                if http
-                    .get(&card)
-                    .send()
-                    .await
-                    .is_ok_and(|r| r.status().is_success())
-                {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-        .await
-        .expect("the server comes up");
-    }
-
-    fn kill9(&mut self) {
-        self.child.kill().expect("SIGKILL"); // Child::kill is SIGKILL on Unix
-        self.child.wait().expect("reaped");
-    }
-}
-
-#[cfg(feature = "cli")]
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One SSE event: its `id:` and its `data:` JSON.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg(feature = "cli")]
-struct Sse {
-    id: u64,
-    data: Value,
-}
-
-/// Reads SSE events from a response until it ends or breaks; returns what arrived.
-#[cfg(feature = "cli")]
-async fn read_sse(response: reqwest::Response, into: &mut Vec<Sse>) {
-    let mut body = response.bytes_stream();
-    let mut buf = String::new();
-    let (mut id, mut data) = (0u64, String::new());
-    while let Some(Ok(chunk)) = body.next().await {
-        buf.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(pos) = buf.find('\n') {
-            let line: String = buf.drain(..=pos).collect();
-            let line = line.trim_end_matches(['\n', '\r']);
-            if line.is_empty() {
-                if !data.is_empty() {
-                    into.push(Sse {
-                        id,
-                        data: serde_json::from_str(&data).expect("SSE data is JSON"),
-                    });
-                }
-                (id, data) = (0, String::new());
-            } else if let Some(v) = line.strip_prefix("id:") {
-                id = v.trim().parse().unwrap_or(0);
-            } else if let Some(v) = line.strip_prefix("data:") {
-                data.push_str(v.trim_start());
-            }
-        }
-    }
-}
+use process::{Process, full_log, read_sse, task_id_of};
 
 fn message(id: &str, text: &str) -> Value {
     json!({"message": {"messageId": id, "role": "ROLE_USER", "parts": [{"text": text}]}})
-}
-
-/// The whole log of a task, replayed with `Last-Event-ID: 0`.
-#[cfg(feature = "cli")]
-async fn full_log(http: &reqwest::Client, url: &str, task: &str) -> Vec<Sse> {
-    let response = http
-        .get(format!("{url}/tasks/{task}:subscribe"))
-        .header("Last-Event-ID", "0")
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        response.status().is_success(),
-        "replay of {task}: {}",
-        response.status()
-    );
-    let mut events = Vec::new();
-    timeout(WAIT, read_sse(response, &mut events))
-        .await
-        .expect("a finished task's replay ends");
-    events
-}
-
-#[cfg(feature = "cli")]
-fn task_id_of(events: &[Sse]) -> Option<String> {
-    events
-        .first()
-        .and_then(|e| e.data["task"]["id"].as_str())
-        .map(str::to_owned)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -26,3 +26,198 @@ async fn the_postgres_store_passes_the_store_suite() {
     .await;
     drop(db);
 }
+
+/// A raw connection to the test server, for what the store does not expose.
+async fn sql(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connects");
+    tokio::spawn(connection);
+    client
+}
+
+#[tokio::test]
+async fn replicas_starting_together_apply_each_migration_once() {
+    let Some(db) = TestSchema::new().await else {
+        return;
+    };
+    let opened = futures::future::join_all((0..4).map(|_| db.store_with(1))).await;
+    let client = sql(&db.url).await;
+    let applied: i64 = client
+        .query_one(
+            &format!(
+                "SELECT count(*) FROM \"{}\".a2a_schema_migrations",
+                db.schema
+            ),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(applied, 1, "one migration so far, applied once");
+    drop(opened);
+}
+
+#[tokio::test]
+async fn the_leases_of_a_replica_that_stopped_go_to_exactly_one_survivor() {
+    use a2a_core::TaskId;
+    use a2a_server::Leases;
+    use std::time::Duration;
+    let Some(db) = TestSchema::new().await else {
+        return;
+    };
+    let store = db.store().await;
+    let (a, b, c) = (store.leases(), store.leases(), store.leases());
+    let ttl = Duration::from_millis(400);
+    let tasks: Vec<TaskId> = (0..40).map(|i| TaskId::from(format!("t{i}"))).collect();
+    for t in &tasks {
+        assert!(a.acquire(t, "a", ttl).await.unwrap());
+    }
+    // While `a` heartbeats, nobody else gets them.
+    assert!(!b.acquire(&tasks[0], "b", ttl).await.unwrap());
+    a.renew("a", ttl).await.unwrap();
+    assert_eq!(a.holder(&tasks[0]).await.unwrap().as_deref(), Some("a"));
+    // `a` stops heartbeating: `b` and `c` race for every task; each task has one winner.
+    tokio::time::sleep(ttl * 2).await;
+    assert_eq!(a.holder(&tasks[0]).await.unwrap(), None);
+    let race = |leases: std::sync::Arc<a2a_server::postgres::PgLeases>, owner: &'static str| {
+        let tasks = tasks.clone();
+        tokio::spawn(async move {
+            let mut won = Vec::new();
+            for t in &tasks {
+                if leases
+                    .acquire(t, owner, Duration::from_secs(30))
+                    .await
+                    .unwrap()
+                {
+                    won.push(t.clone());
+                }
+            }
+            won
+        })
+    };
+    let (won_b, won_c) = tokio::join!(race(b.clone(), "b"), race(c.clone(), "c"));
+    let (won_b, won_c) = (won_b.unwrap(), won_c.unwrap());
+    assert_eq!(
+        won_b.len() + won_c.len(),
+        tasks.len(),
+        "every task taken once"
+    );
+    for t in &won_b {
+        assert!(!won_c.contains(t), "{t} taken twice");
+    }
+    // `a` comes back too late: its tasks are gone; a released lease is free again.
+    assert!(!a.acquire(&tasks[0], "a", ttl).await.unwrap());
+    let first = won_b.first().or(won_c.first()).unwrap().clone();
+    let owner = if won_b.contains(&first) { "b" } else { "c" };
+    b.release(&first, owner).await.unwrap();
+    c.release(&first, owner).await.unwrap();
+    assert!(a.acquire(&first, "a", ttl).await.unwrap());
+    // A continuation takes a task over whoever holds it.
+    c.take_over(&first, "c", ttl).await.unwrap();
+    assert_eq!(c.holder(&first).await.unwrap().as_deref(), Some("c"));
+}
+
+/// Waits for the next notification of a subscription.
+async fn next_seq(sub: &mut futures::stream::BoxStream<'static, u64>) -> u64 {
+    use futures::StreamExt as _;
+    tokio::time::timeout(std::time::Duration::from_secs(10), sub.next())
+        .await
+        .expect("a notification within 10 s")
+        .expect("the subscription stays open")
+}
+
+#[tokio::test]
+async fn a_write_wakes_the_other_replicas_and_a_killed_listener_catches_up() {
+    use a2a_core::{
+        Artifact, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    };
+    use a2a_server::{EventBus, Scope, TaskStore};
+    use std::sync::Arc;
+    let Some(db) = TestSchema::new().await else {
+        return;
+    };
+    // Two "replicas": a store and a bus each.
+    let (store_a, store_b) = (db.store().await, db.store().await);
+    let bus_b = store_b.event_bus().await.unwrap();
+    let task = Arc::new(Task::new("t1", "c1", TaskStatus::new(TaskState::Working)));
+    let created = store_a.create(task, Scope::default()).await.unwrap();
+    let mut sub = bus_b.subscribe(&created.task.id);
+    let chunk = |n: usize| {
+        StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            task_id: "t1".into(),
+            context_id: "c1".into(),
+            artifact: Artifact::text("a", format!("{n}")).with_id("a"),
+            append: n > 1,
+            last_chunk: false,
+            metadata: None,
+        })
+    };
+    let mut current = created;
+    let write = |current: a2a_server::StoredTask, n: usize| {
+        let store = store_a.clone();
+        async move {
+            let event = chunk(n);
+            let mut task = Task::clone(&current.task);
+            task.apply(&event).unwrap();
+            store
+                .update(Arc::new(task), current.version, &event)
+                .await
+                .unwrap()
+        }
+    };
+    current = write(current, 1).await;
+    assert_eq!(next_seq(&mut sub).await, 2, "the write's seq, heard on B");
+
+    // Kill B's listening connection (as a database restart or a network cut would), and write
+    // while it is away: its subscriber is woken to re-read once it listens again.
+    let client = sql(&db.url).await;
+    let killed = client
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+            &[&format!("a2a-bus a2a_{}", db.schema)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(killed.len(), 1, "B's one listening connection");
+    current = write(current, 2).await;
+    let heard = next_seq(&mut sub).await;
+    assert!(
+        heard >= 3,
+        "after the reconnect, B re-reads past seq 3 (heard {heard})"
+    );
+    // And it listens again: the next write is heard as such.
+    let _ = write(current, 3).await;
+    let mut last = 0;
+    while last < 4 {
+        last = next_seq(&mut sub).await;
+    }
+    assert!(last == 4 || last == u64::MAX);
+}
+
+#[tokio::test]
+async fn a_cancel_request_reaches_every_replica() {
+    use a2a_core::TaskId;
+    use a2a_server::EventBus;
+    use std::sync::{Arc, Mutex};
+    let Some(db) = TestSchema::new().await else {
+        return;
+    };
+    let (store_a, store_b) = (db.store().await, db.store().await);
+    let (bus_a, bus_b) = (
+        store_a.event_bus().await.unwrap(),
+        store_b.event_bus().await.unwrap(),
+    );
+    let heard = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let record = heard.clone();
+    bus_a.on_cancel(Arc::new(move |t: &TaskId| {
+        record.lock().unwrap().push(t.to_string());
+        let _ = tx.send(());
+    }));
+    bus_b.request_cancel(&TaskId::from("t-9"));
+    tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv())
+        .await
+        .expect("the cancel request arrives on A");
+    assert_eq!(*heard.lock().unwrap(), ["t-9"]);
+}

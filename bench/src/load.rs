@@ -46,9 +46,11 @@ impl Scenario {
 /// Options of `a2a-bench run`.
 #[derive(Clone, Debug, clap::Args)]
 pub(crate) struct RunArgs {
-    /// The server's JSON-RPC URL (plain http).
-    #[arg(long, default_value = "http://127.0.0.1:8080")]
-    pub(crate) url: String,
+    /// The server's JSON-RPC URL (plain http). Several, comma-separated, are replicas of one
+    /// server: each worker keeps a connection to each and sends its requests to them in turn
+    /// (round robin); preloading and the `subscribe` scenario use the first.
+    #[arg(long, default_value = "http://127.0.0.1:8080", value_delimiter = ',')]
+    pub(crate) url: Vec<String>,
     /// What to measure.
     #[arg(long, short = 's', value_enum)]
     pub(crate) scenario: Scenario,
@@ -61,9 +63,14 @@ pub(crate) struct RunArgs {
     /// Seconds of load before measuring.
     #[arg(long, default_value_t = 1.0)]
     pub(crate) warmup: f64,
-    /// The server's process id: reports its CPU time per request and its memory.
-    #[arg(long)]
-    pub(crate) server_pid: Option<u32>,
+    /// The server's process id: reports its CPU time per request and its memory. Several,
+    /// comma-separated (replicas): their sum.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) server_pid: Vec<u32>,
+    /// Also report the CPU time of every process with this command name (`/proc/<pid>/comm`),
+    /// e.g. `postgres`: a database the server uses is part of a request's cost.
+    #[arg(long, value_name = "COMM")]
+    pub(crate) db_process: Option<String>,
     /// A name for the server in reports.
     #[arg(long, default_value = "server")]
     pub(crate) label: String,
@@ -128,6 +135,12 @@ pub(crate) struct Outcome {
     /// Server CPU use during the measurement (100 = one core).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) server_cpu_pct: Option<f64>,
+    /// CPU time of the `--db-process` processes per successful request, and their use (100 =
+    /// one core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) db_cpu_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) db_cpu_pct: Option<f64>,
     /// Server user-space instructions per successful request (with `--callgrind-out`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) server_instructions: Option<f64>,
@@ -163,7 +176,8 @@ pub(crate) struct FanOut {
 
 /// What every worker shares.
 struct Plan {
-    target: Target,
+    /// The replicas (one for a single server), in round-robin order.
+    targets: Vec<Target>,
     args: RunArgs,
     run_id: String,
     text_json: String,
@@ -272,18 +286,22 @@ fn next_page_token(body: &[u8]) -> Option<String> {
 
 async fn worker(plan: Arc<Plan>, w: usize) -> WorkerStats {
     let mut stats = WorkerStats::default();
-    let mut conn: Option<Conn> = None;
+    let mut conns: Vec<Option<Conn>> = plan.targets.iter().map(|_| None).collect();
     let mut body = Vec::with_capacity(64 * 1024);
     let mut n: u64 = 0;
     let mut page_token: Option<String> = None;
     let mut page = 0u32;
     let timeout = Duration::from_secs_f64(plan.args.timeout);
-    let card = plan.target.get("/.well-known/agent-card.json");
     while Instant::now() < plan.stop_at {
         n += 1;
+        // Round robin over the replicas, each worker starting at its own.
+        let (target, conn) = {
+            let k = (w + n as usize) % plan.targets.len();
+            (&plan.targets[k], &mut conns[k])
+        };
         let c = match conn.as_mut() {
             Some(c) if !c.closed => c,
-            _ => match Conn::connect(plan.target.addr).await {
+            _ => match Conn::connect(target.addr).await {
                 Ok(c) => conn.insert(c),
                 Err(e) => {
                     stats.error(format!("connect: {e}"));
@@ -297,12 +315,11 @@ async fn worker(plan: Arc<Plan>, w: usize) -> WorkerStats {
         let mut first_event: Option<Instant> = None;
         let outcome = match scenario {
             Scenario::Card => {
+                let card = target.get("/.well-known/agent-card.json");
                 tokio::time::timeout(timeout, unary_once(&plan, c, &card, &mut body, None)).await
             }
             Scenario::Send => {
-                let req = plan
-                    .target
-                    .post_json(&send_body(&plan, "SendMessage", w, n, ""), false);
+                let req = target.post_json(&send_body(&plan, "SendMessage", w, n, ""), false);
                 tokio::time::timeout(
                     timeout,
                     unary_once(&plan, c, &req, &mut body, Some(b"TASK_STATE_COMPLETED")),
@@ -311,7 +328,7 @@ async fn worker(plan: Arc<Plan>, w: usize) -> WorkerStats {
             }
             Scenario::Get => {
                 let id = &plan.task_ids[(w * 7919 + n as usize) % plan.task_ids.len()];
-                let req = plan.target.post_json(
+                let req = target.post_json(
                     &format!(
                         r#"{{"jsonrpc":"2.0","id":{n},"method":"GetTask","params":{{"id":"{id}"}}}}"#
                     ),
@@ -328,7 +345,7 @@ async fn worker(plan: Arc<Plan>, w: usize) -> WorkerStats {
                     .as_deref()
                     .map(|t| format!(r#","pageToken":"{t}""#))
                     .unwrap_or_default();
-                let req = plan.target.post_json(
+                let req = target.post_json(
                     &format!(
                         r#"{{"jsonrpc":"2.0","id":{n},"method":"ListTasks","params":{{"pageSize":{}{token}}}}}"#,
                         plan.args.page_size
@@ -349,9 +366,8 @@ async fn worker(plan: Arc<Plan>, w: usize) -> WorkerStats {
                 r
             }
             Scenario::Stream => {
-                let req = plan
-                    .target
-                    .post_json(&send_body(&plan, "SendStreamingMessage", w, n, ""), true);
+                let req =
+                    target.post_json(&send_body(&plan, "SendStreamingMessage", w, n, ""), true);
                 let mut events = 0u32;
                 let mut wrong: Option<String> = None;
                 let mut terminal = false;
@@ -419,7 +435,7 @@ async fn preload(plan: &Plan, count: usize) -> Result<Vec<String>, String> {
     let per_lane = count.div_ceil(lanes);
     let mut handles = Vec::new();
     for lane in 0..lanes {
-        let target = plan.target.clone();
+        let target = plan.targets[0].clone();
         let bodies: Vec<String> = (0..per_lane)
             .filter(|i| lane * per_lane + i < count)
             .map(|i| send_body(plan, "SendMessage", 100_000 + lane, i as u64, ""))
@@ -460,13 +476,23 @@ async fn preload(plan: &Plan, count: usize) -> Result<Vec<String>, String> {
 
 /// Runs one scenario and returns its outcome.
 pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
-    let target = Target::parse(&args.url)?;
+    let targets = args
+        .url
+        .iter()
+        .map(|u| Target::parse(u))
+        .collect::<Result<Vec<_>, _>>()?;
+    if targets.is_empty() {
+        return Err("no --url".into());
+    }
     if args.scenario == Scenario::Subscribe {
-        return fan_out(args, target).await;
+        return fan_out(args, targets[0].clone()).await;
+    }
+    if args.callgrind_out.is_some() && args.server_pid.len() != 1 {
+        return Err("--callgrind-out takes one --server-pid".into());
     }
     let now = Instant::now();
     let mut plan = Plan {
-        target,
+        targets,
         text_json: serde_json::to_string(&args.text).map_err(|e| e.to_string())?,
         args: args.clone(),
         run_id: run_id(),
@@ -487,11 +513,16 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
     plan.measure_to = plan.measure_from + Duration::from_secs_f64(args.duration);
     plan.stop_at = plan.measure_to;
     let plan = Arc::new(plan);
-    let pid = args.server_pid.map(|p| p.to_string());
-    let callgrind = args.server_pid.zip(args.callgrind_out.clone());
+    let pids: Vec<String> = args.server_pid.iter().map(u32::to_string).collect();
+    let callgrind = args
+        .server_pid
+        .first()
+        .copied()
+        .zip(args.callgrind_out.clone());
+    let db = args.db_process.clone();
     let sampler = {
         let plan = plan.clone();
-        let pid = pid.clone();
+        let pids = pids.clone();
         let callgrind = callgrind.clone();
         tokio::spawn(async move {
             tokio::time::sleep_until(plan.measure_from.into()).await;
@@ -503,26 +534,36 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
             let a = (
                 Instant::now(),
                 plan.ok.load(Ordering::Relaxed),
-                pid.as_deref().and_then(procfs::cpu_seconds),
+                procfs::cpu_seconds_sum(&pids),
                 procfs::cpu_seconds("self"),
             );
+            let db0 = db.as_deref().map(procfs::cpu_by_comm);
             tokio::time::sleep_until(plan.measure_to.into()).await;
             let b = (
                 Instant::now(),
                 plan.ok.load(Ordering::Relaxed),
-                pid.as_deref().and_then(procfs::cpu_seconds),
+                procfs::cpu_seconds_sum(&pids),
                 procfs::cpu_seconds("self"),
             );
+            let db1 = db.as_deref().map(procfs::cpu_by_comm);
             if let (Some((server, out)), Ok(_)) = (callgrind, &counted) {
                 counted = blocking(move || callgrind::dump(server, &out)).await;
             }
-            (a, b, counted)
+            // A process that started inside the window counts whole; one that ended in it is
+            // lost (a connection pool's backends live as long as the pool).
+            let db_cpu = db0.zip(db1).map(|(before, after)| {
+                after
+                    .iter()
+                    .map(|(p, t)| t - before.get(p).copied().unwrap_or(0.0))
+                    .sum::<f64>()
+            });
+            (a, b, db_cpu, counted)
         })
     };
     let workers: Vec<_> = (0..args.concurrency.max(1))
         .map(|w| tokio::spawn(worker(plan.clone(), w)))
         .collect();
-    let ((t0, ok0, s0, c0), (t1, ok1, s1, c1), counted) =
+    let ((t0, ok0, s0, c0), (t1, ok1, s1, c1), db_cpu, counted) =
         sampler.await.map_err(|e| e.to_string())?;
     let mut all = WorkerStats::default();
     let grace = Duration::from_secs_f64(args.timeout + 5.0);
@@ -573,6 +614,10 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
             .filter(|_| requests > 0)
             .map(|c| c * 1e6 / requests as f64),
         server_cpu_pct: cpu.map(|c| c / seconds * 100.0),
+        db_cpu_us: db_cpu
+            .filter(|_| requests > 0)
+            .map(|c| c * 1e6 / requests as f64),
+        db_cpu_pct: db_cpu.map(|c| c / seconds * 100.0),
         server_instructions: match (&args.callgrind_out, counted) {
             (None, _) => None,
             (Some(_), Ok(ir)) => (requests > 0).then(|| ir as f64 / requests as f64),
@@ -580,7 +625,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
         },
         under_callgrind: args.callgrind_out.is_some(),
         client_cpu_pct: client_cpu,
-        server_rss_mib: pid.as_deref().and_then(procfs::rss_mib),
+        server_rss_mib: procfs::rss_mib_sum(&pids),
         subscribe: None,
         first_error: all.first_error,
     })
@@ -602,7 +647,7 @@ async fn fan_out(args: RunArgs, target: Target) -> Result<Outcome, String> {
     let steps = args
         .countdown
         .unwrap_or_else(|| 20 + u32::try_from(n / 200).unwrap_or(u32::MAX));
-    let pid = args.server_pid.map(|p| p.to_string());
+    let pid = args.server_pid.first().map(u32::to_string);
     let cpu_before = pid.as_deref().and_then(procfs::cpu_seconds);
     let self_before = procfs::cpu_seconds("self");
     let mut conn = Conn::connect(target.addr)
@@ -768,6 +813,8 @@ async fn fan_out(args: RunArgs, target: Target) -> Result<Outcome, String> {
             .filter(|_| delivered > 0)
             .map(|c| c * 1e6 / delivered as f64),
         server_cpu_pct: cpu.map(|c| c / seconds * 100.0),
+        db_cpu_us: None,
+        db_cpu_pct: None,
         server_instructions: None,
         under_callgrind: args.callgrind_out.is_some(),
         client_cpu_pct: client_cpu,
@@ -823,6 +870,9 @@ pub(crate) fn print(o: &Outcome) {
             o.requests,
             o.errors,
         );
+    }
+    if let Some(db) = o.db_cpu_pct {
+        println!("  database CPU {}/req ({db:.0}%)", opt(o.db_cpu_us, " µs"));
     }
     if let Some(ir) = o.server_instructions {
         println!("  server user-space instructions: {ir:.0} per request (callgrind)");

@@ -8,6 +8,9 @@
 //! a2a-bench store --checkpoints 100000,1000000
 //! a2a-bench chunks --chunks 10000
 //! a2a-bench list --dir /tmp/a2a-list-1m --tasks 1000000
+//! a2a-bench run --url http://127.0.0.1:8081,http://127.0.0.1:8082 -s send --server-pid 11,12 --db-process postgres
+//! a2a-bench replicas --url http://127.0.0.1:8081,http://127.0.0.1:8082 --tasks 10
+//! a2a-bench recovery --url http://127.0.0.1:8081,http://127.0.0.1:8082 --kill-pid 11
 //! a2a-bench report results.jsonl
 //! ```
 //!
@@ -20,6 +23,7 @@ mod idle_probe;
 mod list_probe;
 mod load;
 mod procfs;
+mod replica_probe;
 mod report;
 mod store_probe;
 
@@ -47,10 +51,22 @@ enum Command {
     List(list_probe::ListArgs),
     /// Leaves many tasks waiting for input and reports the memory the server keeps for them.
     Idle(idle_probe::IdleArgs),
+    /// Cross-replica delivery latency: countdown tasks on replica A, SubscribeToTask on A and
+    /// on replica B.
+    Replicas(replica_probe::ReplicasArgs),
+    /// Recovery after `kill -9` of a replica running countdown tasks, seen from the survivors.
+    Recovery(replica_probe::RecoveryArgs),
     /// Prints the runs appended to a JSON-lines file as a table with ratios.
     Report(report::ReportArgs),
     /// Prints the machine description used in reports.
     Machine,
+}
+
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
 }
 
 fn main() {
@@ -113,6 +129,8 @@ fn main() {
                 .expect("a tokio runtime");
             rt.block_on(idle_probe::probe(args))
         }
+        Command::Replicas(args) => current_thread().block_on(replica_probe::replicas(args)),
+        Command::Recovery(args) => current_thread().block_on(replica_probe::recovery(args)),
         Command::Report(args) => report::report(&args),
         Command::Machine => {
             println!("{}", procfs::machine());

@@ -15,6 +15,36 @@ pub(crate) fn cpu_seconds(pid: &str) -> Option<f64> {
     Some((utime + stime) / TICKS_PER_SEC)
 }
 
+/// The sum of [`cpu_seconds`] over several processes (`None` if there are none, or one of
+/// them cannot be read).
+pub(crate) fn cpu_seconds_sum(pids: &[String]) -> Option<f64> {
+    if pids.is_empty() {
+        return None;
+    }
+    pids.iter().map(|p| cpu_seconds(p)).sum()
+}
+
+/// [`cpu_seconds`] of every process whose command name (`/proc/<pid>/comm`) is `comm`.
+pub(crate) fn cpu_by_comm(comm: &str) -> std::collections::HashMap<u32, f64> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Default::default();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == comm)
+        })
+        .filter_map(|pid| Some((pid, cpu_seconds(&pid.to_string())?)))
+        .collect()
+}
+
+/// The sum of [`rss_mib`] over several processes.
+pub(crate) fn rss_mib_sum(pids: &[String]) -> Option<f64> {
+    if pids.is_empty() {
+        return None;
+    }
+    pids.iter().map(|p| rss_mib(p)).sum()
+}
+
 /// Resident set size in MiB (`VmRSS`).
 pub(crate) fn rss_mib(pid: &str) -> Option<f64> {
     status_kib(pid, "VmRSS:").map(|k| k / 1024.0)

@@ -50,7 +50,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", args.file.display()))?;
     let timed: Vec<&Outcome> = all
         .iter()
-        .filter(|o| o.subscribe.is_none() && !o.under_callgrind)
+        .filter(|o| o.subscribe.is_none() && !o.under_callgrind && o.db_cpu_pct.is_none())
         .collect();
     if !timed.is_empty() {
         println!(
@@ -77,6 +77,37 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
             o.errors,
             o.client_cpu_pct,
         );
+    }
+    // Runs with a database's CPU (`run --db-process`): servers and database side by side.
+    let with_db: Vec<&Outcome> = all
+        .iter()
+        .filter(|o| o.db_cpu_pct.is_some() && !o.under_callgrind)
+        .collect();
+    if !with_db.is_empty() {
+        println!();
+        println!(
+            "| server | scenario | c | req/s | p50 ms | p99 ms | server CPU % | server CPU µs/req | database CPU % | database CPU µs/req | together µs/req | errors | load-gen CPU % |"
+        );
+        println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for o in with_db {
+            let together = o.server_cpu_us.zip(o.db_cpu_us).map(|(a, b)| a + b);
+            println!(
+                "| {} | {} | {} | {:.0} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} | {:.0} |",
+                o.label,
+                o.scenario,
+                o.concurrency,
+                o.rps,
+                o.p50_ms,
+                o.p99_ms,
+                num(o.server_cpu_pct, 0),
+                num(o.server_cpu_us, 1),
+                num(o.db_cpu_pct, 0),
+                num(o.db_cpu_us, 1),
+                num(together, 1),
+                o.errors,
+                o.client_cpu_pct,
+            );
+        }
     }
     let counted: Vec<&Outcome> = all.iter().filter(|o| o.under_callgrind).collect();
     if !counted.is_empty() {

@@ -70,10 +70,12 @@ fn parse(payload: &str) -> Option<Note<'_>> {
 impl PgBus {
     /// Starts the listener; returns once it listens (or with the error of the first attempt).
     pub(super) async fn start(
-        config: tokio_postgres::Config,
+        mut config: tokio_postgres::Config,
         pool: Pool,
         channel: Arc<str>,
     ) -> Result<Arc<Self>, StoreError> {
+        // Named, for operators (and tests) to find in `pg_stat_activity`.
+        config.application_name(format!("a2a-bus {channel}"));
         let local = Arc::new(LocalBus::new());
         let stop = CancellationToken::new();
         let listener = Listener {

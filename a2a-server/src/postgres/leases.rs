@@ -6,9 +6,10 @@ use crate::store::StoreError;
 use a2a_core::TaskId;
 use async_trait::async_trait;
 use deadpool_postgres::Pool;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
+use tokio::time::Instant;
 
 /// Execution [`Leases`] in PostgreSQL, from [`PgStore::leases`](super::PgStore::leases).
 ///
@@ -20,10 +21,11 @@ use std::time::Duration;
 /// first's row lock and then sees a live owner.
 pub struct PgLeases {
     pool: Pool,
-    /// The owners whose replica row this process has committed: a lease is taken only once
-    /// its owner's row is visible to every other replica (else a racing replica could find
-    /// the owner of a lease just taken not alive, and take it too).
-    registered: Mutex<HashSet<String>>,
+    /// Until when (at the latest) each owner's replica row keeps it alive, as last renewed
+    /// from here. A lease is taken only while its owner's row is committed and alive for a
+    /// while yet: else another replica could find the owner of a lease just taken dead, and
+    /// take the lease too.
+    alive_until: Mutex<HashMap<String, Instant>>,
 }
 
 impl std::fmt::Debug for PgLeases {
@@ -36,7 +38,7 @@ impl PgLeases {
     pub(super) fn new(pool: Pool) -> Self {
         Self {
             pool,
-            registered: Mutex::default(),
+            alive_until: Mutex::default(),
         }
     }
 
@@ -44,17 +46,20 @@ impl PgLeases {
         self.pool.get().await.map_err(backend)
     }
 
-    /// Commits `owner`'s replica row (once per owner), extending its heartbeat to `ttl`.
-    async fn register(&self, owner: &str, ttl: Duration) -> Result<(), StoreError> {
-        if self.registered.lock().expect("lease lock").contains(owner) {
-            return Ok(());
-        }
-        self.renew(owner, ttl).await?;
-        self.registered
+    /// Makes sure `owner`'s replica row is alive for at least a third of `ttl` more,
+    /// renewing it if the last renewal from here is older than that (or there was none).
+    async fn keep_alive(&self, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+        let fresh = self
+            .alive_until
             .lock()
             .expect("lease lock")
-            .insert(owner.to_owned());
-        Ok(())
+            .get(owner)
+            .is_some_and(|until| *until > Instant::now() + ttl / 3);
+        if fresh {
+            Ok(())
+        } else {
+            self.renew(owner, ttl).await
+        }
     }
 
     /// The live replicas: id and seconds until their heartbeat runs out (for operators and
@@ -90,7 +95,7 @@ impl PgLeases {
 #[async_trait]
 impl Leases for PgLeases {
     async fn acquire(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<bool, StoreError> {
-        self.register(owner, ttl).await?;
+        self.keep_alive(owner, ttl).await?;
         let client = self.client().await?;
         let statement = client
             .prepare_cached(
@@ -110,7 +115,7 @@ impl Leases for PgLeases {
     }
 
     async fn take_over(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<(), StoreError> {
-        self.register(owner, ttl).await?;
+        self.keep_alive(owner, ttl).await?;
         let client = self.client().await?;
         let statement = client
             .prepare_cached(
@@ -127,6 +132,8 @@ impl Leases for PgLeases {
     }
 
     async fn renew(&self, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+        // Measured before the request leaves: the row lives at least this long.
+        let until = Instant::now() + ttl;
         let client = self.client().await?;
         let statement = client
             .prepare_cached(
@@ -139,6 +146,10 @@ impl Leases for PgLeases {
             .execute(&statement, &[&owner, &secs(ttl)])
             .await
             .map_err(backend)?;
+        self.alive_until
+            .lock()
+            .expect("lease lock")
+            .insert(owner.to_owned(), until);
         Ok(())
     }
 
