@@ -418,11 +418,11 @@ async fn worker(plan: Arc<Plan>, w: usize) -> WorkerStats {
             Ok(Ok(Err(wrong))) => stats.error(wrong),
             Ok(Err(e)) => {
                 stats.error(format!("{e}"));
-                conn = None;
+                *conn = None;
             }
             Err(_) => {
                 stats.error("request timed out");
-                conn = None;
+                *conn = None;
             }
         }
     }

@@ -95,6 +95,12 @@ pub struct Sse {
 
 /// Reads SSE events from a response until it ends or breaks; returns what arrived.
 pub async fn read_sse(response: reqwest::Response, into: &mut Vec<Sse>) {
+    read_sse_until(response, into, usize::MAX).await;
+}
+
+/// Reads SSE events from a response until `into` holds `n` events, or the stream ends or
+/// breaks (then drops the stream).
+pub async fn read_sse_until(response: reqwest::Response, into: &mut Vec<Sse>, n: usize) {
     let mut body = response.bytes_stream();
     let mut buf = String::new();
     let (mut id, mut data) = (0u64, String::new());
@@ -109,6 +115,9 @@ pub async fn read_sse(response: reqwest::Response, into: &mut Vec<Sse>) {
                         id,
                         data: serde_json::from_str(&data).expect("SSE data is JSON"),
                     });
+                    if into.len() >= n {
+                        return;
+                    }
                 }
                 (id, data) = (0, String::new());
             } else if let Some(v) = line.strip_prefix("id:") {
