@@ -29,7 +29,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub(crate) struct ReplicasArgs {
     /// JSON-RPC URLs of two replicas, comma-separated: tasks run on the first (A) and are
     /// watched on both.
-    #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
+    #[arg(long, value_delimiter = ',', required = true)]
     url: Vec<String>,
     /// Countdown tasks running at once (each gives two events per step).
     #[arg(long, default_value_t = 10)]
@@ -43,7 +43,7 @@ pub(crate) struct ReplicasArgs {
 #[derive(Clone, Debug, clap::Args)]
 pub(crate) struct RecoveryArgs {
     /// JSON-RPC URLs, comma-separated: the replica to kill first, then the survivors.
-    #[arg(long, value_delimiter = ',', num_args = 2.., required = true)]
+    #[arg(long, value_delimiter = ',', required = true)]
     url: Vec<String>,
     /// The process id of the first URL's replica (killed with SIGKILL).
     #[arg(long)]
@@ -271,7 +271,9 @@ pub(crate) async fn recovery(args: RecoveryArgs) -> Result<(), String> {
         .iter()
         .map(|u| Target::parse(u))
         .collect::<Result<Vec<_>, _>>()?;
-    let (victim, survivors) = targets.split_first().ok_or("no --url")?;
+    let Some((victim, survivors)) = targets.split_first().filter(|(_, s)| !s.is_empty()) else {
+        return Err("--url takes the replica to kill, then at least one survivor".into());
+    };
     let mut ids = Vec::new();
     for i in 0..args.tasks {
         ids.push(start_countdown(victim, args.countdown, &format!("recovery-{i}")).await?);
