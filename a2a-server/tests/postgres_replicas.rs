@@ -30,7 +30,11 @@ struct Cluster {
 impl Cluster {
     /// `n` replicas, or `None` when there is no PostgreSQL (the test is skipped).
     async fn start(n: usize) -> Option<Self> {
-        let db = TestSchema::new().await?;
+        Self::start_on(TestSchema::new().await?, n).await
+    }
+
+    /// `n` replicas on the schema `db`.
+    async fn start_on(db: TestSchema, n: usize) -> Option<Self> {
         let mut cluster = Self {
             db,
             replicas: Vec::new(),
@@ -92,7 +96,11 @@ impl Cluster {
     /// Starts `countdown n` on replica `i`; returns the task id.
     async fn countdown(&self, i: usize, n: u32) -> String {
         let task = self
-            .send(i, &format!("countdown {n}"), json!({"returnImmediately": true}))
+            .send(
+                i,
+                &format!("countdown {n}"),
+                json!({"returnImmediately": true}),
+            )
             .await;
         task["id"].as_str().expect("a task id").to_owned()
     }
@@ -250,7 +258,10 @@ async fn a_cancel_sent_to_one_replica_stops_the_agent_running_on_another() {
     let log = full_log(&cluster.http, &cluster.url(2), &task).await;
     assert_gap_free(&task, &log);
     assert_eq!(state_of(log.last().unwrap()), Some("TASK_STATE_CANCELED"));
-    let chunks = log.iter().filter(|e| e.data.get("artifactUpdate").is_some()).count();
+    let chunks = log
+        .iter()
+        .filter(|e| e.data.get("artifactUpdate").is_some())
+        .count();
     assert!(chunks < 100, "stopped early: {chunks} chunks of 200");
 }
 
@@ -279,7 +290,10 @@ async fn kill_9_of_the_replica_running_countdowns_under_load_loses_nothing_five_
     };
     for round in 0..5 {
         let victim = round % 3;
-        let survivors: Vec<String> = (0..3).filter(|&i| i != victim).map(|i| cluster.url(i)).collect();
+        let survivors: Vec<String> = (0..3)
+            .filter(|&i| i != victim)
+            .map(|i| cluster.url(i))
+            .collect();
         let everyone: Vec<String> = (0..3).map(|i| cluster.url(i)).collect();
 
         // Load: blocking echo sends spread over every replica; each answer is an
@@ -288,8 +302,12 @@ async fn kill_9_of_the_replica_running_countdowns_under_load_loses_nothing_five_
         let stop = tokio_util::sync::CancellationToken::new();
         let mut load = Vec::new();
         for worker in 0..4 {
-            let (http, urls, acked, stop) =
-                (cluster.http.clone(), everyone.clone(), acked.clone(), stop.clone());
+            let (http, urls, acked, stop) = (
+                cluster.http.clone(),
+                everyone.clone(),
+                acked.clone(),
+                stop.clone(),
+            );
             load.push(tokio::spawn(async move {
                 for i in worker.. {
                     if stop.is_cancelled() {
@@ -368,7 +386,10 @@ async fn kill_9_of_the_replica_running_countdowns_under_load_loses_nothing_five_
                 .send()
                 .await
                 .unwrap();
-            assert!(r.status().is_success(), "round {round}: acknowledged task {id} lost");
+            assert!(
+                r.status().is_success(),
+                "round {round}: acknowledged task {id} lost"
+            );
             let t: Value = r.json().await.unwrap();
             assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{id}");
         }
@@ -474,5 +495,60 @@ async fn followers_catch_up_after_their_listening_connections_are_killed() {
     };
     let (events, ()) = tokio::join!(following, kill);
     assert_gap_free(&task, &events);
-    assert_eq!(state_of(events.last().unwrap()), Some("TASK_STATE_COMPLETED"));
+    assert_eq!(
+        state_of(events.last().unwrap()),
+        Some("TASK_STATE_COMPLETED")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn followers_catch_up_and_nothing_acknowledged_is_lost_when_postgres_restarts() {
+    // A server of the test's own, to restart without disturbing the other tests.
+    let Some(server) = tokio::task::spawn_blocking(pg::OwnServer::start)
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let db = TestSchema::at(server.url())
+        .await
+        .expect("the test's own server answers");
+    let cluster = Cluster::start_on(db, 2).await.unwrap();
+    let before = cluster.send(1, "before the restart", json!({})).await;
+    let task = cluster.countdown(0, 40).await;
+    let b = [cluster.url(1)];
+    let following = cluster.follow(&b, &task, Vec::new());
+    let restart = async {
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        let server = &server;
+        let restarted = tokio::task::block_in_place(|| server.pg_ctl("restart"));
+        assert!(restarted, "pg_ctl restart");
+    };
+    let (events, ()) = tokio::join!(following, restart);
+    // B's stream goes on through the restart to the task's end: gap-free, and the same as the
+    // log. (The countdown's writes during the outage failed, so the task ends FAILED, by
+    // recovery, or COMPLETED if none fell in the outage.)
+    assert_gap_free(&task, &events);
+    assert!(is_final(events.last().unwrap()));
+    assert_eq!(
+        events,
+        full_log(&cluster.http, &cluster.url(0), &task).await
+    );
+    // What was acknowledged before is there, and both replicas serve again.
+    let id = before["id"].as_str().unwrap();
+    for i in 0..2 {
+        let r = cluster
+            .http
+            .get(format!("{}/tasks/{id}", cluster.url(i)))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            r.status().is_success(),
+            "replica {i} after the restart: {}",
+            r.status()
+        );
+        let after = cluster.send(i, "after the restart", json!({})).await;
+        assert_eq!(after["status"]["state"], "TASK_STATE_COMPLETED");
+    }
 }

@@ -22,7 +22,11 @@ impl TestSchema {
     /// A new schema name, and a check that the server answers; `None` (after one line on
     /// stderr) when it does not and PostgreSQL is not required.
     pub async fn new() -> Option<Self> {
-        let url = url();
+        Self::at(url()).await
+    }
+
+    /// Like [`TestSchema::new`], on the server at `url`.
+    pub async fn at(url: String) -> Option<Self> {
         let schema = format!("a2a_test_{}", uuid::Uuid::new_v4().simple());
         let options = PgOptions {
             schema: Some(schema.clone()),
@@ -84,5 +88,104 @@ impl Drop for TestSchema {
             });
         });
         let _ = dropped.join();
+    }
+}
+
+/// A PostgreSQL server of the test's own (initdb in a temporary directory, on a free port),
+/// which the test may restart; stopped when dropped. `None` (after one line on stderr) where
+/// PostgreSQL's server programs are not installed, or cannot run here.
+pub struct OwnServer {
+    bin: std::path::PathBuf,
+    dir: tempfile::TempDir,
+    pub port: u16,
+    /// Run the server programs as the `postgres` user (they refuse to run as root).
+    as_postgres: bool,
+}
+
+impl OwnServer {
+    pub fn start() -> Option<Self> {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+            .find(|b| b.join("initdb").exists());
+        let Some(bin) = bin else {
+            eprintln!("skipped: no PostgreSQL server programs under /usr/lib/postgresql");
+            return None;
+        };
+        let as_postgres = rustix::process::geteuid().is_root();
+        let dir = tempfile::tempdir().ok()?;
+        if as_postgres {
+            let chown = std::process::Command::new("chown")
+                .args(["-R", "postgres"])
+                .arg(dir.path())
+                .status();
+            if !chown.is_ok_and(|s| s.success()) {
+                eprintln!("skipped: cannot hand a data directory to the postgres user");
+                return None;
+            }
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
+        let server = Self {
+            bin,
+            dir,
+            port,
+            as_postgres,
+        };
+        let data = server.dir.path().join("data");
+        let initdb = server
+            .run("initdb")
+            .args(["-A", "trust", "-U", "postgres", "-D"])
+            .arg(&data)
+            .stdout(std::process::Stdio::null())
+            .status();
+        if !initdb.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: initdb failed");
+            return None;
+        }
+        server.pg_ctl("start").then_some(server)
+    }
+
+    fn run(&self, program: &str) -> std::process::Command {
+        let path = self.bin.join(program);
+        if self.as_postgres {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(path);
+            c
+        } else {
+            std::process::Command::new(path)
+        }
+    }
+
+    /// `pg_ctl start|restart|stop` (fast shutdown), waiting for it.
+    pub fn pg_ctl(&self, action: &str) -> bool {
+        let dir = self.dir.path();
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            dir.display()
+        );
+        self.run("pg_ctl")
+            .args(["-w", "-m", "fast", "-D"])
+            .arg(dir.join("data"))
+            .args(["-o", &options, "-l"])
+            .arg(dir.join("log"))
+            .arg(action)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        let _ = self.pg_ctl("stop");
     }
 }
