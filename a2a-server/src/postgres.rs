@@ -211,6 +211,17 @@ fn backend_msg(msg: String) -> StoreError {
     StoreError::Backend(msg.into())
 }
 
+/// A value as JSON text, for a `$n::text::json` parameter (`json` keeps the text as given, and
+/// accepts `\u0000`, which `jsonb` refuses).
+fn json(value: &impl serde::Serialize) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(backend)
+}
+
+/// [`json`] of an optional value (`NULL` for `None`).
+fn json_opt(value: Option<&impl serde::Serialize>) -> Result<Option<String>, StoreError> {
+    value.map(json).transpose()
+}
+
 /// A count or sequence number as PostgreSQL's `bigint`.
 fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)

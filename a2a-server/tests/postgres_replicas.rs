@@ -3,10 +3,12 @@
 //! followers catching up after their listening connection is killed.
 #![cfg(all(feature = "postgres", feature = "cli"))]
 
+mod hook;
 mod pg;
 mod process;
 
 use a2a_server::RESTART_MESSAGE;
+use hook::Receiver;
 use pg::TestSchema;
 use process::{Process, Sse, full_log, read_sse, read_sse_until};
 use serde_json::{Value, json};
@@ -398,46 +400,12 @@ async fn kill_9_of_the_replica_running_countdowns_under_load_loses_nothing_five_
     }
 }
 
-/// A webhook receiver: the `A2A-Notification-Id` of every post, duplicates included.
-#[derive(Clone, Default)]
-struct Receiver {
-    posts: Arc<Mutex<Vec<u64>>>,
-}
-
-impl Receiver {
-    async fn start() -> (Self, String) {
-        use axum::http::{HeaderMap, StatusCode};
-        let r = Self::default();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
-        let state = r.clone();
-        let app = axum::Router::new().route(
-            "/hook",
-            axum::routing::post(move |headers: HeaderMap| {
-                let state = state.clone();
-                async move {
-                    let id = headers["a2a-notification-id"].to_str().unwrap();
-                    let seq = id.rsplit(':').next().unwrap().parse().unwrap();
-                    state.posts.lock().unwrap().push(seq);
-                    StatusCode::OK
-                }
-            }),
-        );
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        (r, url)
-    }
-
-    fn posts(&self) -> Vec<u64> {
-        self.posts.lock().unwrap().clone()
-    }
-}
-
 #[tokio::test]
 async fn a_webhook_sees_each_event_once_in_order_while_the_delivering_replica_is_killed() {
     let Some(mut cluster) = Cluster::start(3).await else {
         return;
     };
-    let (receiver, hook) = Receiver::start().await;
+    let (receiver, hook) = Receiver::start(Duration::ZERO).await;
     let configuration = json!({
         "returnImmediately": true,
         "taskPushNotificationConfig": {"url": hook},

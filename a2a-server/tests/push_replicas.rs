@@ -7,13 +7,15 @@ use a2a_server::{
     Agent, CallContext, EventBus, Leases, LocalBus, LocalLeases, MemoryStore, PushStore as _,
     RequestContext, SendReply, Server, Store, TaskEvents, TaskStore as _,
 };
-use axum::http::{HeaderMap, StatusCode};
 use serde_json::json;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::timeout;
 
 const WAIT: Duration = Duration::from_secs(20);
+
+mod hook;
+use hook::Receiver;
 
 /// Working, six artifact chunks, completed.
 struct Chunks;
@@ -26,41 +28,6 @@ impl Agent for Chunks {
             events.artifact_chunk(chunk, i > 0, i == 5).await?;
         }
         events.complete(Some(Message::agent_text("done"))).await
-    }
-}
-
-/// A slow webhook receiver (each post takes a while, so that deliveries overlap): the
-/// sequence number of every post it got, duplicates included.
-#[derive(Clone, Default)]
-struct Receiver {
-    posts: Arc<Mutex<Vec<u64>>>,
-}
-
-impl Receiver {
-    async fn start() -> (Self, String) {
-        let r = Self::default();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
-        let state = r.clone();
-        let app = axum::Router::new().route(
-            "/hook",
-            axum::routing::post(move |headers: HeaderMap| {
-                let state = state.clone();
-                async move {
-                    let id = headers["a2a-notification-id"].to_str().unwrap();
-                    let seq = id.rsplit(':').next().unwrap().parse().unwrap();
-                    state.posts.lock().unwrap().push(seq);
-                    tokio::time::sleep(Duration::from_millis(40)).await;
-                    StatusCode::OK
-                }
-            }),
-        );
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        (r, url)
-    }
-
-    fn posts(&self) -> Vec<u64> {
-        self.posts.lock().unwrap().clone()
     }
 }
 
@@ -91,7 +58,7 @@ async fn two_replicas_delivering_one_webhook_post_each_event_once() {
     let (bus, leases) = (Arc::new(LocalBus::new()), Arc::new(LocalLeases::new()));
     let a = replica("a", &store, &bus, &leases).handler();
     let b = replica("b", &store, &bus, &leases).handler();
-    let (receiver, url) = Receiver::start().await;
+    let (receiver, url) = Receiver::start(Duration::from_millis(40)).await;
 
     // The task runs on A, which registers the webhook and starts posting its events.
     let req: SendMessageRequest = serde_json::from_value(json!({

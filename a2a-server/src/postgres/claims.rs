@@ -1,6 +1,6 @@
 //! [`ClaimStore`] on PostgreSQL: `a2a_claims`, by key, with an index by receipt time.
 
-use super::{PgStore, backend};
+use super::{PgStore, backend, json_opt};
 use crate::store::{ClaimStore, MessageClaim, StoreError};
 use a2a_core::{Message, TaskId};
 use async_trait::async_trait;
@@ -14,12 +14,7 @@ impl ClaimStore for PgStore {
         claim: MessageClaim,
     ) -> Result<Option<MessageClaim>, StoreError> {
         let client = self.client().await?;
-        let reply = claim
-            .reply
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(backend)?;
+        let reply = json_opt(claim.reply.as_ref())?;
         let (insert, select) = tokio::try_join!(
             client.prepare_cached(
                 "INSERT INTO a2a_claims (key, task_id, reply, received_ms)
@@ -57,12 +52,7 @@ impl ClaimStore for PgStore {
 
     async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError> {
         let client = self.client().await?;
-        let reply = claim
-            .reply
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(backend)?;
+        let reply = json_opt(claim.reply.as_ref())?;
         let statement = client
             .prepare_cached(
                 "INSERT INTO a2a_claims (key, task_id, reply, received_ms)

@@ -1,7 +1,7 @@
 //! [`PushStore`] on PostgreSQL: registrations in `a2a_push_configs` with their delivery
 //! cursors, delivery leases in `a2a_delivery_leases` (database time).
 
-use super::{PgStore, backend, int, secs, uint};
+use super::{PgStore, backend, int, json, json_opt, secs, uint};
 use crate::store::{DeadLetter, PushRecord, PushStore, StoreError};
 use a2a_core::{TaskId, TaskPushNotificationConfig};
 use async_trait::async_trait;
@@ -31,13 +31,8 @@ fn task_of(record: &PushRecord) -> &str {
 impl PushStore for PgStore {
     async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
         let client = self.client().await?;
-        let config = serde_json::to_string(&record.config).map_err(backend)?;
-        let dead_letter = record
-            .dead_letter
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(backend)?;
+        let config = json(&record.config)?;
+        let dead_letter = json_opt(record.dead_letter.as_ref())?;
         let statement = client
             .prepare_cached(
                 "INSERT INTO a2a_push_configs (task_id, config_id, config, v03, delivered,
@@ -157,13 +152,8 @@ impl PushStore for PgStore {
         expected: u64,
     ) -> Result<bool, StoreError> {
         let client = self.client().await?;
-        let config = serde_json::to_string(&record.config).map_err(backend)?;
-        let dead_letter = record
-            .dead_letter
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(backend)?;
+        let config = json(&record.config)?;
+        let dead_letter = json_opt(record.dead_letter.as_ref())?;
         // The same registration: `json` keeps the text it was given, and both are our
         // serialization of a config.
         let statement = client

@@ -8,7 +8,7 @@
 //! piled up, the writer stores the task it already holds as the new snapshot (a second
 //! statement: the snapshot equals the fold, so it is never wrong, only late).
 
-use super::{PgStore, backend, backend_msg, int, uint};
+use super::{PgStore, backend, backend_msg, int, json, uint};
 use crate::store::{ListPage, ListQuery, LoggedEvent, Scope, StoreError, StoredTask, TaskStore};
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -101,9 +101,8 @@ impl TaskStore for PgStore {
     async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
         let client = self.client().await?;
         // The log starts with the task as created; the row's snapshot is the same JSON.
-        let created =
-            serde_json::to_string(&StreamResponse::Task(Task::clone(&task))).map_err(backend)?;
-        let snapshot = serde_json::to_string(&*task).map_err(backend)?;
+        let created = json(&StreamResponse::Task(Task::clone(&task)))?;
+        let snapshot = json(&*task)?;
         let statement = client
             .prepare_cached(
                 "WITH t AS (
@@ -152,14 +151,14 @@ impl TaskStore for PgStore {
     ) -> Result<StoredTask, StoreError> {
         let client = self.client().await?;
         let id = task.id.as_str();
-        let event_json = serde_json::to_string(event).map_err(backend)?;
+        let event_json = json(event)?;
         let expected = int(expected_version);
         let channel: &str = &self.channel;
         // The notification is sent at commit, with the write: a follower that hears it can
         // read the event. (A task id too long for a notification's 8000 bytes gets none; its
         // followers still re-read the log every few seconds.)
         let row = if needs_snapshot(event) {
-            let snapshot = serde_json::to_string(&*task).map_err(backend)?;
+            let snapshot = json(&*task)?;
             let statement = client
                 .prepare_cached(
                     "WITH t AS (
@@ -217,7 +216,7 @@ impl TaskStore for PgStore {
         let snapshot_version = uint(row.get(1));
         if version - snapshot_version >= SNAPSHOT_EVERY {
             // The task with this event applied is the fold the next read would make.
-            let snapshot = serde_json::to_string(&*task).map_err(backend)?;
+            let snapshot = json(&*task)?;
             let statement = client
                 .prepare_cached(
                     "UPDATE a2a_tasks SET snapshot = $2::text::json, snapshot_version = $3
