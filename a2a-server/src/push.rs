@@ -168,6 +168,9 @@ pub(crate) struct Pusher {
     lease_ttl: Duration,
     http: reqwest::Client,
     settings: Arc<PushSettings>,
+    /// With replicas: the bus, on which a waiting worker hears the events that other replicas
+    /// write (this replica's engine rings its workers itself).
+    bus: Option<Arc<dyn crate::engine::EventBus>>,
     /// Live registrations (not dead-lettered, task not finished) by task and config id, with
     /// the worker delivering each, if one runs. An event rings the workers of its task (and
     /// starts the missing ones) without reading the store.
@@ -239,6 +242,7 @@ impl Pusher {
             lease_ttl: crate::engine::DEFAULT_LEASE_TTL,
             http,
             settings,
+            bus: None,
             live: Mutex::new(HashMap::new()),
             registering: tokio::sync::Mutex::new(()),
             shutdown,
@@ -249,6 +253,13 @@ impl Pusher {
     pub(crate) fn with_lease(mut self, owner: Arc<str>, ttl: Duration) -> Self {
         self.owner = owner;
         self.lease_ttl = ttl;
+        self
+    }
+
+    /// Has waiting workers also listen on `bus`, for the events of their task that other
+    /// replicas write (the task may run on one replica, its webhook be registered on another).
+    pub(crate) fn with_bus(mut self, bus: Arc<dyn crate::engine::EventBus>) -> Self {
+        self.bus = Some(bus);
         self
     }
 
@@ -371,6 +382,12 @@ impl Pusher {
     /// process to resume. Each turn holds the registration's delivery lease; while another
     /// replica holds it, the worker looks again from time to time (or when rung).
     async fn deliver_pending(&self, task: &TaskId, id: &str, bell: &Bell) -> Stop {
+        // Subscribed before the first look at the log, so that no event written elsewhere
+        // after it goes unheard; without replicas, the bell is enough.
+        let mut elsewhere = match &self.bus {
+            Some(bus) => bus.subscribe(task),
+            None => Box::pin(futures::stream::pending()),
+        };
         loop {
             let held = match self.acquire(task, id).await {
                 Ok(held) => held,
@@ -395,6 +412,8 @@ impl Pusher {
             };
             tokio::select! {
                 () = bell.notify.notified() => {}
+                // (Not while another replica holds the lease: it delivers.)
+                _ = futures::StreamExt::next(&mut elsewhere), if held => {}
                 () = tokio::time::sleep(wait) => {}
                 () = self.shutdown.cancelled() => return Stop::Idle,
             }

@@ -27,20 +27,22 @@ struct Cluster {
     db: TestSchema,
     replicas: Vec<Process>,
     http: reqwest::Client,
+    lease_ttl_secs: &'static str,
 }
 
 impl Cluster {
     /// `n` replicas, or `None` when there is no PostgreSQL (the test is skipped).
     async fn start(n: usize) -> Option<Self> {
-        Self::start_on(TestSchema::new().await?, n).await
+        Self::start_on(TestSchema::new().await?, n, LEASE_TTL_SECS).await
     }
 
-    /// `n` replicas on the schema `db`.
-    async fn start_on(db: TestSchema, n: usize) -> Option<Self> {
+    /// `n` replicas on the schema `db`, with leases of `lease_ttl_secs`.
+    async fn start_on(db: TestSchema, n: usize, lease_ttl_secs: &'static str) -> Option<Self> {
         let mut cluster = Self {
             db,
             replicas: Vec::new(),
             http: reqwest::Client::new(),
+            lease_ttl_secs,
         };
         for i in 0..n {
             let replica = cluster.spawn(&format!("r{i}")).await;
@@ -61,7 +63,7 @@ impl Cluster {
             "--replica-id",
             id,
             "--lease-ttl-secs",
-            LEASE_TTL_SECS,
+            self.lease_ttl_secs,
             "--push-allow",
             "127.0.0.1",
         ]);
@@ -481,7 +483,7 @@ async fn followers_catch_up_and_nothing_acknowledged_is_lost_when_postgres_resta
     let db = TestSchema::at(server.url())
         .await
         .expect("the test's own server answers");
-    let cluster = Cluster::start_on(db, 2).await.unwrap();
+    let cluster = Cluster::start_on(db, 2, LEASE_TTL_SECS).await.unwrap();
     let before = cluster.send(1, "before the restart", json!({})).await;
     let task = cluster.countdown(0, 40).await;
     let b = [cluster.url(1)];
@@ -519,4 +521,44 @@ async fn followers_catch_up_and_nothing_acknowledged_is_lost_when_postgres_resta
         let after = cluster.send(i, "after the restart", json!({})).await;
         assert_eq!(after["status"]["state"], "TASK_STATE_COMPLETED");
     }
+}
+
+#[tokio::test]
+async fn a_webhook_registered_on_one_replica_hears_a_task_running_on_another_at_once() {
+    // Long leases: the upkeep's periodic look at every registration (once per lease time) is
+    // not what delivers here.
+    let Some(db) = TestSchema::new().await else {
+        return;
+    };
+    let cluster = Cluster::start_on(db, 2, "30").await.unwrap();
+    let (receiver, hook) = Receiver::start(Duration::ZERO).await;
+    let task = cluster.countdown(0, 20).await;
+    let response = cluster
+        .http
+        .post(format!(
+            "{}/tasks/{task}/pushNotificationConfigs",
+            cluster.url(1)
+        ))
+        .json(&json!({"url": hook}))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    // Followed on A (a stream on B would wake B's worker on its own).
+    let log = cluster.follow(&[cluster.url(0)], &task, Vec::new()).await;
+    let last = log.last().unwrap().id;
+    // Delivered from B as A writes, not on the next look of an idle worker (30 s).
+    let finished = Instant::now();
+    eventually("the final event is delivered", || async {
+        receiver.posts().contains(&last)
+    })
+    .await;
+    assert!(
+        finished.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        finished.elapsed()
+    );
+    let posts = receiver.posts();
+    let expected: Vec<u64> = (posts[0]..=last).collect();
+    assert_eq!(posts, expected, "each event once, in order");
 }

@@ -197,12 +197,19 @@ impl HandlerBuilder {
         let owner: Arc<str> = (self.replica_id)
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
             .into();
+        let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::new()));
         let pusher = match self.push {
-            Some(settings) => Some(Arc::new(
-                crate::push::Pusher::new(store.clone(), settings, shutdown.clone())
+            Some(settings) => {
+                let pusher = crate::push::Pusher::new(store.clone(), settings, shutdown.clone())
                     .map_err(BuildError::Push)?
-                    .with_lease(owner.clone(), self.lease_ttl),
-            )),
+                    .with_lease(owner.clone(), self.lease_ttl);
+                // With replicas, a task's events may be written on another replica.
+                let pusher = match self.leases {
+                    Some(_) => pusher.with_bus(bus.clone()),
+                    None => pusher,
+                };
+                Some(Arc::new(pusher))
+            }
             None => None,
         };
         let replication = self.leases.map(|leases| Replication {
@@ -210,7 +217,6 @@ impl HandlerBuilder {
             owner,
             ttl: self.lease_ttl,
         });
-        let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::new()));
         let engine = Engine::new(store, self.agent, shutdown, pusher, bus, replication);
         Ok(RequestHandler {
             rt: engine,
