@@ -77,9 +77,23 @@ async fn the_leases_of_a_replica_that_stopped_go_to_exactly_one_survivor() {
     assert!(!b.acquire(&tasks[0], "b", ttl).await.unwrap());
     a.renew("a", ttl).await.unwrap();
     assert_eq!(a.holder(&tasks[0]).await.unwrap().as_deref(), Some("a"));
+    // The search for orphans reads a page of them at once.
+    let mut page = tasks[..3].to_vec();
+    page.push(TaskId::from("never-leased"));
+    let mut held = b.held_by_others(&page, "b").await.unwrap();
+    held.sort();
+    assert_eq!(held, tasks[..3], "held by a, alive");
+    assert!(
+        a.held_by_others(&page, "a").await.unwrap().is_empty(),
+        "a's own"
+    );
     // `a` stops heartbeating: `b` and `c` race for every task; each task has one winner.
     tokio::time::sleep(ttl * 2).await;
     assert_eq!(a.holder(&tasks[0]).await.unwrap(), None);
+    assert!(
+        b.held_by_others(&page, "b").await.unwrap().is_empty(),
+        "a is dead"
+    );
     let race = |leases: std::sync::Arc<a2a_server::postgres::PgLeases>, owner: &'static str| {
         let tasks = tasks.clone();
         tokio::spawn(async move {

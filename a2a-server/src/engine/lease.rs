@@ -33,6 +33,19 @@ pub trait Leases: Send + Sync + 'static {
 
     /// Gives up the lease of `task`, if `owner` holds it.
     async fn release(&self, task: &TaskId, owner: &str) -> Result<(), StoreError>;
+
+    /// Of `tasks`, those whose lease an owner other than `owner` holds and has not let expire:
+    /// the search for orphans skips them without trying to take each (one read for a page of
+    /// active tasks, where [`Leases::acquire`] is a write per task). The default knows nothing
+    /// (an empty list), so that every task is tried.
+    async fn held_by_others(
+        &self,
+        tasks: &[TaskId],
+        owner: &str,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let _ = (tasks, owner);
+        Ok(Vec::new())
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -112,5 +125,23 @@ impl Leases for LocalLeases {
             leases.remove(task);
         }
         Ok(())
+    }
+
+    async fn held_by_others(
+        &self,
+        tasks: &[TaskId],
+        owner: &str,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let now = Instant::now();
+        let leases = self.leases.lock().expect("lease lock");
+        Ok(tasks
+            .iter()
+            .filter(|t| {
+                leases
+                    .get(*t)
+                    .is_some_and(|l| &*l.owner != owner && l.expires > now)
+            })
+            .cloned()
+            .collect())
     }
 }

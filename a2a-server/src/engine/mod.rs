@@ -186,6 +186,14 @@ impl Engine {
         Ok(r.leases.acquire(id, &r.owner, r.ttl).await?)
     }
 
+    /// Of `tasks`, those leased by another live replica (none without shared leases).
+    pub(crate) async fn leased_elsewhere(&self, tasks: &[TaskId]) -> Result<Vec<TaskId>, Error> {
+        match &self.replication {
+            Some(r) => Ok(r.leases.held_by_others(tasks, &r.owner).await?),
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// Renews every lease this engine holds (the heartbeat, from the upkeep).
     pub(crate) async fn heartbeat(&self) -> Result<(), Error> {
         if let Some(r) = &self.replication {

@@ -67,7 +67,13 @@ impl RequestHandler {
                 .await?;
             let last_page = page.len() < PAGE;
             after = page.last().map(|t| t.task.id.clone());
+            // One read for the page: the tasks other live replicas run are not tried.
+            let ids: Vec<_> = page.iter().map(|t| t.task.id.clone()).collect();
+            let elsewhere = self.rt.leased_elsewhere(&ids).await?;
             for stored in page {
+                if elsewhere.contains(&stored.task.id) {
+                    continue;
+                }
                 if self.claim_orphan(stored).await? {
                     n += 1;
                 }

@@ -153,6 +153,29 @@ impl Leases for PgLeases {
         Ok(())
     }
 
+    async fn held_by_others(
+        &self,
+        tasks: &[TaskId],
+        owner: &str,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT l.task_id FROM a2a_leases l JOIN a2a_replicas r ON r.id = l.owner
+                 WHERE l.task_id = ANY($1) AND l.owner <> $2 AND r.expires > now()",
+            )
+            .await
+            .map_err(backend)?;
+        let ids: Vec<&str> = tasks.iter().map(TaskId::as_str).collect();
+        Ok(client
+            .query(&statement, &[&ids, &owner])
+            .await
+            .map_err(backend)?
+            .iter()
+            .map(|row| TaskId::from(row.get::<_, &str>(0)))
+            .collect())
+    }
+
     async fn release(&self, task: &TaskId, owner: &str) -> Result<(), StoreError> {
         let client = self.client().await?;
         let statement = client
