@@ -3,31 +3,36 @@
 # sled stores (one process each):
 #
 #  1. blocking SendMessage throughput at c=16 and c=64 (`a2a-bench run -s send`, the load spread
-#     round robin over the replicas), with the servers' CPU (sum over the replicas) and
-#     PostgreSQL's (every process named `postgres`) per request: memory, sled, then 1, 2 and 3
-#     replicas on PostgreSQL (a fresh schema each), plus 1 replica with a pool of 64;
+#     round robin over the replicas), with the servers' CPU (sum over the replicas),
+#     PostgreSQL's (every process named `postgres`) and the rest of the machine's: memory, sled,
+#     then 1, 2 and 3 replicas on PostgreSQL (a fresh schema each) and 1 replica with a pool of
+#     64, these four in turn $ROUNDS times (a shared machine drifts; rounds show how much);
 #  2. cross-replica delivery latency (`a2a-bench replicas`: countdown tasks on A, watched on A
 #     and on B);
 #  3. recovery after `kill -9` of a replica running countdown tasks (`a2a-bench recovery`, 3
-#     replicas, --lease-ttl-secs $LEASE_TTL), $RECOVERY_RUNS times.
+#     replicas, --lease-ttl-secs $LEASE_TTL), $RECOVERY_RUNS times, each killing at another
+#     point of the heartbeat cycle (the tasks run 1.5 + 0.7 × run seconds first).
 #
 # Nothing is pinned: the servers, the load generator and PostgreSQL share the machine's cores.
 # The schema $SCHEMA is dropped at the start of each group and at exit.
 #
-# Usage: bench/replicas.sh [--duration SECONDS] [--no-build]
+# Usage: bench/replicas.sh [--duration SECONDS] [--no-build] [--only send|latency|recovery]
 # Environment: CARGO_TARGET_DIR (default: <repo>/target),
 #              PG_URL (default postgres://postgres@127.0.0.1:5432/test),
-#              SCHEMA (default a2a_bench_replicas), LEASE_TTL (3), RECOVERY_RUNS (3).
+#              SCHEMA (default a2a_bench_replicas), LEASE_TTL (3), RECOVERY_RUNS (5),
+#              ROUNDS (3).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 duration=5
 warmup=1
 build=1
+only="send,latency,recovery"
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration="$2"; shift ;;
     --no-build) build=0 ;;
+    --only) only="$2"; shift ;;
     -h|--help) sed -n 2,22p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -38,7 +43,9 @@ bin="$CARGO_TARGET_DIR/release"
 pg_url="${PG_URL:-postgres://postgres@127.0.0.1:5432/test}"
 schema="${SCHEMA:-a2a_bench_replicas}"
 lease_ttl="${LEASE_TTL:-3}"
-recovery_runs="${RECOVERY_RUNS:-3}"
+recovery_runs="${RECOVERY_RUNS:-5}"
+rounds="${ROUNDS:-3}"
+part() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$build" = 1 ]; then
   echo "== building (release)" >&2
@@ -50,6 +57,7 @@ mkdir -p "$work"
 results="$work/results.jsonl"
 : > "$results"
 
+export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
 psql_do() { psql "$pg_url" -qX -v ON_ERROR_STOP=1 -c "$1" >/dev/null; }
 fresh_schema() { psql_do "DROP SCHEMA IF EXISTS $schema CASCADE"; }
 
@@ -105,22 +113,37 @@ send() {
 echo "== $("$bin/a2a-bench" machine)"
 echo "== $(psql "$pg_url" -AtX -c 'select version()')"
 
-echo "== SendMessage throughput"
-start memory --memory; send memory; cleanup
-start sled --data-dir "$work/sled"; send sled; cleanup
-for n in 1 2 3; do replicas "$n" "pg-x$n"; send "pg-x$n"; cleanup; done
-replicas 1 pg-x1-pool64 --postgres-pool 64; send pg-x1-pool64; cleanup
-"$bin/a2a-bench" report "$results" || true
+if part send; then
+  echo "== SendMessage throughput"
+  start memory --memory; send memory; cleanup
+  start sled --data-dir "$work/sled"; send sled; cleanup
+  for round in $(seq "$rounds"); do
+    for n in 1 2 3; do replicas "$n" "pg-x$n"; send "pg-x$n"; cleanup; done
+    replicas 1 pg-x1-pool64 --postgres-pool 64; send pg-x1-pool64; cleanup
+  done
+  "$bin/a2a-bench" report "$results" || true
+fi
 
-echo "== cross-replica delivery latency (2 replicas)"
-replicas 2 pg-latency
-"$bin/a2a-bench" replicas --url "$(join "${urls[@]}")" --tasks 20 --countdown 200
-cleanup
+if part latency; then
+  echo "== cross-replica delivery latency (2 replicas)"
+  replicas 2 pg-latency
+  "$bin/a2a-bench" replicas --url "$(join "${urls[@]}")" --tasks 20 --countdown 200
+  cleanup
+fi
 
-echo "== recovery after kill -9 (3 replicas, --lease-ttl-secs $lease_ttl)"
+part recovery || recovery_runs=0
+[ "$recovery_runs" = 0 ] || echo "== recovery after kill -9 (3 replicas, --lease-ttl-secs $lease_ttl)"
 for run in $(seq "$recovery_runs"); do
   replicas 3 "pg-recovery$run" --lease-ttl-secs "$lease_ttl"
-  "$bin/a2a-bench" recovery --url "$(join "${urls[@]}")" --kill-pid "${pids[0]}" --tasks 20
+  after="$(awk -v r="$run" 'BEGIN { print 1.5 + 0.7 * r }')"
+  "$bin/a2a-bench" recovery --url "$(join "${urls[@]}")" --kill-pid "${pids[0]}" --tasks 20 \
+    --after "$after"
+  wait "${pids[0]}" 2>/dev/null || true
+  # Which survivor resumed them (its log line "resumed tasks of a replica that stopped").
+  for i in 2 3; do
+    sed 's/\x1b\[[0-9;]*m//g' "$work/pg-recovery$run-$((i - 1)).err" | grep -o 'resumed tasks of a replica that stopped tasks=[0-9]*' \
+      | sed "s/^/  replica $i: /" || true
+  done
   cleanup
 done
 echo "raw results: $results; server logs: $work"

@@ -141,6 +141,10 @@ pub(crate) struct Outcome {
     pub(crate) db_cpu_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) db_cpu_pct: Option<f64>,
+    /// The whole machine's busy CPU over the window (100 = one core), with `--db-process`:
+    /// what it has beyond the server, the database and the load generator ran beside them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) machine_cpu_pct: Option<f64>,
     /// Server user-space instructions per successful request (with `--callgrind-out`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) server_instructions: Option<f64>,
@@ -538,6 +542,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
                 procfs::cpu_seconds("self"),
             );
             let db0 = db.as_deref().map(procfs::cpu_by_comm);
+            let m0 = procfs::machine_busy_seconds();
             tokio::time::sleep_until(plan.measure_to.into()).await;
             let b = (
                 Instant::now(),
@@ -546,6 +551,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
                 procfs::cpu_seconds("self"),
             );
             let db1 = db.as_deref().map(procfs::cpu_by_comm);
+            let m1 = procfs::machine_busy_seconds();
             if let (Some((server, out)), Ok(_)) = (callgrind, &counted) {
                 counted = blocking(move || callgrind::dump(server, &out)).await;
             }
@@ -557,13 +563,14 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
                     .map(|(p, t)| t - before.get(p).copied().unwrap_or(0.0))
                     .sum::<f64>()
             });
-            (a, b, db_cpu, counted)
+            let machine = db_cpu.and(m0.zip(m1)).map(|(x, y)| y - x);
+            (a, b, db_cpu, machine, counted)
         })
     };
     let workers: Vec<_> = (0..args.concurrency.max(1))
         .map(|w| tokio::spawn(worker(plan.clone(), w)))
         .collect();
-    let ((t0, ok0, s0, c0), (t1, ok1, s1, c1), db_cpu, counted) =
+    let ((t0, ok0, s0, c0), (t1, ok1, s1, c1), db_cpu, machine, counted) =
         sampler.await.map_err(|e| e.to_string())?;
     let mut all = WorkerStats::default();
     let grace = Duration::from_secs_f64(args.timeout + 5.0);
@@ -618,6 +625,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
             .filter(|_| requests > 0)
             .map(|c| c * 1e6 / requests as f64),
         db_cpu_pct: db_cpu.map(|c| c / seconds * 100.0),
+        machine_cpu_pct: machine.map(|c| c / seconds * 100.0),
         server_instructions: match (&args.callgrind_out, counted) {
             (None, _) => None,
             (Some(_), Ok(ir)) => (requests > 0).then(|| ir as f64 / requests as f64),
@@ -815,6 +823,7 @@ async fn fan_out(args: RunArgs, target: Target) -> Result<Outcome, String> {
         server_cpu_pct: cpu.map(|c| c / seconds * 100.0),
         db_cpu_us: None,
         db_cpu_pct: None,
+        machine_cpu_pct: None,
         server_instructions: None,
         under_callgrind: args.callgrind_out.is_some(),
         client_cpu_pct: client_cpu,
@@ -872,7 +881,11 @@ pub(crate) fn print(o: &Outcome) {
         );
     }
     if let Some(db) = o.db_cpu_pct {
-        println!("  database CPU {}/req ({db:.0}%)", opt(o.db_cpu_us, " µs"));
+        println!(
+            "  database CPU {}/req ({db:.0}%), machine CPU {}",
+            opt(o.db_cpu_us, " µs"),
+            opt(o.machine_cpu_pct, "%")
+        );
     }
     if let Some(ir) = o.server_instructions {
         println!("  server user-space instructions: {ir:.0} per request (callgrind)");

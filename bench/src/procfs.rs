@@ -45,6 +45,21 @@ pub(crate) fn rss_mib_sum(pids: &[String]) -> Option<f64> {
     pids.iter().map(|p| rss_mib(p)).sum()
 }
 
+/// CPU time the whole machine spent busy (all CPUs: user, nice, system, irq, softirq and
+/// steal from the first line of `/proc/stat`), in seconds: beside the processes measured, it
+/// shows how much else ran in the same window.
+pub(crate) fn machine_busy_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    let t: Vec<f64> = line
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0.0))
+        .collect();
+    // user nice system idle iowait irq softirq steal
+    let busy = t.first()? + t.get(1)? + t.get(2)? + t.get(5)? + t.get(6)? + t.get(7)?;
+    Some(busy / TICKS_PER_SEC)
+}
+
 /// Resident set size in MiB (`VmRSS`).
 pub(crate) fn rss_mib(pid: &str) -> Option<f64> {
     status_kib(pid, "VmRSS:").map(|k| k / 1024.0)

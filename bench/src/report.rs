@@ -86,13 +86,18 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
     if !with_db.is_empty() {
         println!();
         println!(
-            "| server | scenario | c | req/s | p50 ms | p99 ms | server CPU % | server CPU µs/req | database CPU % | database CPU µs/req | together µs/req | errors | load-gen CPU % |"
+            "| server | scenario | c | req/s | p50 ms | p99 ms | server CPU % | server CPU µs/req | database CPU % | database CPU µs/req | together µs/req | errors | load-gen CPU % | other CPU % |"
         );
-        println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         for o in with_db {
             let together = o.server_cpu_us.zip(o.db_cpu_us).map(|(a, b)| a + b);
+            // The machine's busy CPU that is none of the three (another job, the kernel's
+            // unaccounted work).
+            let other = o.machine_cpu_pct.map(|m| {
+                m - o.server_cpu_pct.unwrap_or(0.0) - o.db_cpu_pct.unwrap_or(0.0) - o.client_cpu_pct
+            });
             println!(
-                "| {} | {} | {} | {:.0} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} | {:.0} |",
+                "| {} | {} | {} | {:.0} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
                 o.label,
                 o.scenario,
                 o.concurrency,
@@ -106,6 +111,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
                 num(together, 1),
                 o.errors,
                 o.client_cpu_pct,
+                num(other, 0),
             );
         }
     }
