@@ -463,11 +463,18 @@ async fn followers_catch_up_after_their_listening_connections_are_killed() {
             .unwrap();
         assert_eq!(killed.len(), 2, "each replica's listening connection");
     };
+    let started = Instant::now();
     let (events, ()) = tokio::join!(following, kill);
     assert_gap_free(&task, &events);
     assert_eq!(
         state_of(events.last().unwrap()),
         Some("TASK_STATE_COMPLETED")
+    );
+    // Woken as events go on, not by the 30 s safety poll.
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
     );
 }
 

@@ -7,6 +7,7 @@ use futures::stream::BoxStream;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::task::{Context, Poll};
+use std::time::Duration;
 use tokio::sync::broadcast;
 
 /// Called with the task a cancel request names (see [`EventBus::on_cancel`]).
@@ -36,6 +37,13 @@ pub trait EventBus: Send + Sync + 'static {
 
     /// Registers a replica's handler of cancel requests (each engine registers one when built).
     fn on_cancel(&self, handler: CancelHandler);
+
+    /// How often a subscriber reads the log even without a notification, in case one was lost
+    /// (default 2 s). A bus that never loses one unnoticed (it wakes every subscriber whenever
+    /// it may have missed some, as `PgBus` does after its listener reconnects) can make it long.
+    fn poll_interval(&self) -> Duration {
+        Duration::from_secs(2)
+    }
 }
 
 type Topics = FastMap<TaskId, broadcast::Sender<u64>>;

@@ -7,15 +7,10 @@ use a2a_core::{StreamResponse, TaskId};
 use futures::StreamExt as _;
 use futures::stream::BoxStream;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 /// How many log entries a catching-up stream reads at a time (its memory bound).
 const PAGE: usize = 256;
-
-/// How often a stream that follows the bus reads the log even without a notification (a bus
-/// may lose one; the log has every event).
-const BUS_POLL: Duration = Duration::from_secs(2);
 
 /// Where a stream hears of new events.
 pub(crate) enum Source {
@@ -104,10 +99,10 @@ pub(super) fn follow(
                             Some(seq) if seq <= last => continue, // already delivered
                             Some(_) => {}
                             // The bus closed the subscription: the log is still read every
-                            // BUS_POLL.
+                            // poll interval.
                             None => *notices = Box::pin(futures::stream::pending()),
                         },
-                        () = tokio::time::sleep(BUS_POLL) => {}
+                        () = tokio::time::sleep(rt.bus.poll_interval()) => {}
                     }
                     catching_up = true;
                     continue;

@@ -15,6 +15,10 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 /// this counts as a lost connection.
 const PING_EVERY: Duration = Duration::from_secs(5);
 
+/// How often a follower reads the log without a notification (see
+/// [`EventBus::poll_interval`]).
+const SAFETY_POLL: Duration = Duration::from_secs(30);
+
 /// The longest wait between two attempts to listen again.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
@@ -129,6 +133,13 @@ impl EventBus for PgBus {
 
     fn on_cancel(&self, handler: CancelHandler) {
         self.local.on_cancel(handler);
+    }
+
+    fn poll_interval(&self) -> Duration {
+        // A safety net only: every write notifies at commit, and a listener that was away
+        // wakes everyone when it is back. (Followers polling every 2 s would cost the
+        // database a query per open stream every 2 s.)
+        SAFETY_POLL
     }
 }
 
