@@ -55,7 +55,7 @@ pub struct PgOptions {
     /// listening connection for its [`PgBus`].
     pub pool_size: usize,
     /// The schema the tables live in (default: the connection's `search_path`, usually
-    /// `public`). Created if missing. Letters, digits and `_` only.
+    /// `public`). Created if missing. Lowercase letters, digits and `_` only.
     pub schema: Option<String>,
     /// How long a call waits for a pooled connection before failing (default 10 s).
     pub wait_timeout: Duration,
@@ -124,17 +124,25 @@ impl PgStore {
         }
         let channel = match &options.schema {
             Some(schema) => {
-                if schema.is_empty()
-                    || schema.len() > 48
-                    || !schema
+                // What PostgreSQL reads the same quoted or not, so that `search_path` and the
+                // quoted names in our SQL agree.
+                let plain = schema.len() <= 48
+                    && schema.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+                    && schema
                         .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                {
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+                if !plain {
                     return Err(backend_msg(format!(
-                        "schema name {schema:?} must be 1 to 48 letters, digits or _"
+                        "schema name {schema:?} must be 1 to 48 lowercase letters, digits or _, \
+                         starting with a letter or _"
                     )));
                 }
-                config.options(format!("-c search_path={schema}"));
+                // Kept with any options the URL gives.
+                let options = match config.get_options() {
+                    Some(given) => format!("{given} -c search_path={schema}"),
+                    None => format!("-c search_path={schema}"),
+                };
+                config.options(options);
                 format!("a2a_{schema}")
             }
             None => "a2a".to_owned(),

@@ -235,3 +235,20 @@ async fn a_cancel_request_reaches_every_replica() {
         .expect("the cancel request arrives on A");
     assert_eq!(*heard.lock().unwrap(), ["t-9"]);
 }
+
+#[tokio::test]
+async fn a_schema_name_that_postgres_would_read_otherwise_is_refused_before_connecting() {
+    use a2a_server::postgres::{PgOptions, PgStore};
+    for bad in ["Upper", "has-dash", "1digit", "", "x; DROP TABLE y"] {
+        let options = PgOptions {
+            schema: Some(bad.to_owned()),
+            ..PgOptions::default()
+        };
+        // No server at this address: the name is refused first.
+        let err = PgStore::connect_with("postgres://nobody@127.0.0.1:1/none", options)
+            .await
+            .expect_err(bad)
+            .to_string();
+        assert!(err.contains("schema name"), "{bad:?}: {err}");
+    }
+}
