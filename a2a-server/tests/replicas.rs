@@ -449,3 +449,90 @@ fn b_leaves_a_leased_task_alone_and_takes_it_once_a_stops() {
         );
     });
 }
+
+/// Leases that, the moment a replica takes the lease of `task`, first let "another replica"
+/// finish it: the store says FAILED and nobody holds the lease, as after a survivor resumed
+/// and finished the task between the recovery scan's page and its lease.
+struct FinishedMeanwhile {
+    inner: LocalLeases,
+    store: Arc<MemoryStore>,
+    task: TaskId,
+}
+
+#[async_trait::async_trait]
+impl Leases for FinishedMeanwhile {
+    async fn acquire(
+        &self,
+        task: &TaskId,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<bool, a2a_server::StoreError> {
+        use a2a_server::TaskStore as _;
+        if *task == self.task {
+            let stored = self.store.get(task).await?.expect("the task");
+            let status = a2a_core::TaskStatus::new(TaskState::Failed);
+            let event = StreamResponse::StatusUpdate(a2a_core::TaskStatusUpdateEvent {
+                task_id: task.clone(),
+                context_id: stored.task.context_id.clone(),
+                status: status.clone(),
+                metadata: None,
+            });
+            let mut done = Task::clone(&stored.task);
+            done.status = status;
+            self.store
+                .update(Arc::new(done), stored.version, &event)
+                .await?;
+        }
+        self.inner.acquire(task, owner, ttl).await
+    }
+
+    async fn take_over(
+        &self,
+        task: &TaskId,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<(), a2a_server::StoreError> {
+        self.inner.take_over(task, owner, ttl).await
+    }
+
+    async fn renew(&self, owner: &str, ttl: Duration) -> Result<(), a2a_server::StoreError> {
+        self.inner.renew(owner, ttl).await
+    }
+
+    async fn release(&self, task: &TaskId, owner: &str) -> Result<(), a2a_server::StoreError> {
+        self.inner.release(task, owner).await
+    }
+}
+
+#[tokio::test]
+async fn recovery_does_not_resume_a_task_finished_since_its_scan() {
+    use a2a_server::TaskStore as _;
+    let cluster = Cluster::new();
+    // A WORKING task nobody holds: an orphan when the scan reads it.
+    let task = Task::new("t-1", "c-1", a2a_core::TaskStatus::new(TaskState::Working));
+    cluster
+        .store
+        .create(Arc::new(task), Scope::default())
+        .await
+        .expect("created");
+    let leases = FinishedMeanwhile {
+        inner: LocalLeases::new(),
+        store: cluster.store.clone(),
+        task: TaskId::from("t-1"),
+    };
+    let b = Server::builder(Worker(cluster.probe.clone()))
+        .task_store_arc(cluster.store.clone() as Arc<dyn Store>)
+        .event_bus(cluster.bus.clone() as Arc<dyn EventBus>)
+        .leases(Arc::new(leases))
+        .replica_id("b")
+        .build()
+        .expect("server");
+    let b = b.handler();
+    assert_eq!(
+        b.claim_orphans().await.expect("claim"),
+        0,
+        "nothing to resume"
+    );
+    assert_eq!(cluster.probe.resumed.load(Ordering::SeqCst), 0);
+    assert_eq!(state_of(&b, &TaskId::from("t-1")).await, TaskState::Failed);
+}

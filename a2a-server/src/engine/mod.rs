@@ -360,7 +360,7 @@ impl Engine {
     }
 
     /// Gives up this engine's lease of `id` (a no-op without shared leases).
-    async fn unlease(&self, id: &TaskId) {
+    pub(crate) async fn unlease(&self, id: &TaskId) {
         if let Some(r) = &self.replication {
             if let Err(e) = r.leases.release(id, &r.owner).await {
                 tracing::warn!(task = %id, error = %e, "could not give up an execution lease");

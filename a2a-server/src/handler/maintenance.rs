@@ -51,7 +51,6 @@ impl RequestHandler {
     /// each taken by exactly one replica. The upkeep calls it periodically when leases are
     /// shared. It reads the active tasks a page at a time. Returns how many tasks it resumed.
     pub async fn claim_orphans(&self) -> Result<usize, Error> {
-        use a2a_core::TaskState;
         const PAGE: usize = 256;
         let mut n = 0;
         let mut after: Option<a2a_core::TaskId> = None;
@@ -59,11 +58,7 @@ impl RequestHandler {
             let page = self
                 .rt
                 .store
-                .tasks_in_states(
-                    &[TaskState::Submitted, TaskState::Working],
-                    after.as_ref(),
-                    PAGE,
-                )
+                .tasks_in_states(&ACTIVE, after.as_ref(), PAGE)
                 .await?;
             let last_page = page.len() < PAGE;
             after = page.last().map(|t| t.task.id.clone());
@@ -87,11 +82,19 @@ impl RequestHandler {
     /// Hands one SUBMITTED or WORKING task to the agent's `resume` hook unless it is worked
     /// on here or leased by a live replica. Returns whether it did.
     async fn claim_orphan(&self, stored: crate::store::StoredTask) -> Result<bool, Error> {
-        if self.rt.live_cell(&stored.task.id).is_some()
-            || !self.rt.lease(&stored.task.id, false).await?
-        {
+        let id = stored.task.id.clone();
+        if self.rt.live_cell(&id).is_some() || !self.rt.lease(&id, false).await? {
             return Ok(false); // worked on here, or leased by a live replica
         }
+        // Read again now that the lease is ours: another replica may have taken the lease,
+        // resumed the task and finished it since the page was read (its lease then free again).
+        let stored = match self.rt.store.get(&id).await? {
+            Some(fresh) if is_active(&fresh) => fresh,
+            _ => {
+                self.rt.unlease(&id).await;
+                return Ok(false);
+            }
+        };
         let task = Task::clone(&stored.task);
         let scope = stored.scope.clone();
         let cell = self.rt.cell_for(stored);
@@ -139,4 +142,13 @@ impl RequestHandler {
         }
         Ok(deleted)
     }
+}
+
+/// The states of the tasks recovery resumes.
+const ACTIVE: [a2a_core::TaskState; 2] =
+    [a2a_core::TaskState::Submitted, a2a_core::TaskState::Working];
+
+/// Whether recovery resumes this task.
+fn is_active(stored: &crate::store::StoredTask) -> bool {
+    ACTIVE.contains(&stored.task.status.state)
 }
