@@ -153,7 +153,10 @@ async fn a_write_wakes_the_other_replicas_and_a_killed_listener_catches_up() {
     };
     // Two "replicas": a store and a bus each.
     let (store_a, store_b) = (db.store().await, db.store().await);
-    let bus_b = store_b.event_bus().await.unwrap();
+    let (bus_a, bus_b) = (
+        store_a.event_bus().await.unwrap(),
+        store_b.event_bus().await.unwrap(),
+    );
     let task = Arc::new(Task::new("t1", "c1", TaskStatus::new(TaskState::Working)));
     let created = store_a.create(task, Scope::default()).await.unwrap();
     let mut sub = bus_b.subscribe(&created.task.id);
@@ -168,16 +171,19 @@ async fn a_write_wakes_the_other_replicas_and_a_killed_listener_catches_up() {
         })
     };
     let mut current = created;
+    // As the engine does: write, then publish.
     let write = |current: a2a_server::StoredTask, n: usize| {
-        let store = store_a.clone();
+        let (store, bus) = (store_a.clone(), bus_a.clone());
         async move {
             let event = chunk(n);
             let mut task = Task::clone(&current.task);
             task.apply(&event).unwrap();
-            store
+            let stored = store
                 .update(Arc::new(task), current.version, &event)
                 .await
-                .unwrap()
+                .unwrap();
+            bus.publish(&stored.task.id, stored.version);
+            stored
         }
     };
     current = write(current, 1).await;
@@ -193,7 +199,7 @@ async fn a_write_wakes_the_other_replicas_and_a_killed_listener_catches_up() {
         )
         .await
         .unwrap();
-    assert_eq!(killed.len(), 1, "B's one listening connection");
+    assert_eq!(killed.len(), 2, "A's and B's listening connections");
     current = write(current, 2).await;
     let heard = next_seq(&mut sub).await;
     assert!(

@@ -25,11 +25,19 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// The [`EventBus`] of replicas sharing a [`PgStore`](super::PgStore), from
 /// [`PgStore::event_bus`](super::PgStore::event_bus).
 ///
-/// **Wake-ups.** Every write of the store sends `NOTIFY` in its own transaction, with the task
-/// id and the sequence number it reached (so [`EventBus::publish`] has nothing left to do).
-/// Each process keeps one connection listening, and fans what it hears out to its
-/// subscribers in process (a [`LocalBus`]). A notification is only a wake-up: subscribers read
-/// the log after their own cursor.
+/// **Wake-ups.** After each write commits, the engine publishes the task id and the sequence
+/// number it reached; a notifier sends them as `NOTIFY`, many in one statement when writes come
+/// faster than one round trip (the latest per task). Each process keeps one connection
+/// listening, and fans what it hears out to its subscribers in process (a [`LocalBus`]). A
+/// notification is only a wake-up: subscribers read the log after their own cursor.
+///
+/// Why not `NOTIFY` inside each write's transaction: PostgreSQL holds one database-wide lock
+/// from a notifying transaction's commit until its WAL is flushed, so notifying writes commit
+/// one at a time instead of sharing flushes; measured on SendMessage, that halved throughput
+/// (bench/README.md). Sent after the commit, a wake-up never announces an event that cannot be
+/// read yet. A replica that dies between a commit and its wake-up (a few milliseconds) leaves
+/// the followers of that event to the task's next write (the survivor that recovers the task
+/// writes one) or to their safety poll.
 ///
 /// **Reconnects.** PostgreSQL drops the notifications sent while a listener is away (the
 /// database restarted, the connection was killed or cut). The listener checks its connection
@@ -40,10 +48,18 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// of every replica, and this process's at once.
 pub struct PgBus {
     local: Arc<LocalBus>,
-    pool: Pool,
     channel: Arc<str>,
+    /// To the notifier, which sends what is published (and ends when the bus is dropped).
+    outbox: tokio::sync::mpsc::UnboundedSender<Outgoing>,
     /// Stops the listener when the bus is dropped.
     _listening: DropGuard,
+}
+
+/// What the notifier sends.
+#[derive(Debug)]
+enum Outgoing {
+    Event(TaskId, u64),
+    Cancel(TaskId),
 }
 
 impl std::fmt::Debug for PgBus {
@@ -91,18 +107,20 @@ impl PgBus {
         // The first connection is made here, so that a wrong URL fails the start-up.
         let first = listener.listen().await?;
         tokio::spawn(listener.run(first));
+        let (outbox, queue) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(notify(pool, channel.clone(), queue));
         Ok(Arc::new(Self {
             local,
-            pool,
             channel,
+            outbox,
             _listening: stop.drop_guard(),
         }))
     }
 }
 
 impl EventBus for PgBus {
-    fn publish(&self, _task: &TaskId, _seq: u64) {
-        // The store's write has sent the notification, in its own transaction.
+    fn publish(&self, task: &TaskId, seq: u64) {
+        let _ = self.outbox.send(Outgoing::Event(task.clone(), seq));
     }
 
     fn subscribe(&self, task: &TaskId) -> BoxStream<'static, u64> {
@@ -112,23 +130,7 @@ impl EventBus for PgBus {
     fn request_cancel(&self, task: &TaskId) {
         // This process's executions stop at once; the others' when the notification arrives.
         self.local.request_cancel(task);
-        let (pool, channel, payload) =
-            (self.pool.clone(), self.channel.clone(), format!("c {task}"));
-        if payload.len() >= 7900 {
-            return;
-        }
-        tokio::spawn(async move {
-            let sent = async {
-                let client = pool.get().await.map_err(backend)?;
-                client
-                    .execute("SELECT pg_notify($1, $2)", &[&&*channel, &payload])
-                    .await
-                    .map_err(backend)
-            };
-            if let Err(e) = sent.await {
-                tracing::error!(error = %e, "could not send a cancel request to the other replicas");
-            }
-        });
+        let _ = self.outbox.send(Outgoing::Cancel(task.clone()));
     }
 
     fn on_cancel(&self, handler: CancelHandler) {
@@ -140,6 +142,60 @@ impl EventBus for PgBus {
         // wakes everyone when it is back. (Followers polling every 2 s would cost the
         // database a query per open stream every 2 s.)
         SAFETY_POLL
+    }
+}
+
+/// The most notifications one statement sends.
+const BATCH: usize = 512;
+
+/// Sends what the bus publishes as `NOTIFY`, in batches: everything queued while the previous
+/// statement was in flight goes in the next one, each task's events as one wake-up for the
+/// latest. A batch that fails is tried once more; after that its followers rely on their
+/// safety poll (the database is probably down, and the listeners' reconnects wake everyone).
+async fn notify(
+    pool: Pool,
+    channel: Arc<str>,
+    mut queue: tokio::sync::mpsc::UnboundedReceiver<Outgoing>,
+) {
+    let mut batch = Vec::with_capacity(BATCH);
+    while queue.recv_many(&mut batch, BATCH).await > 0 {
+        let mut payloads: Vec<String> = Vec::with_capacity(batch.len());
+        let mut latest: crate::store::FastMap<&TaskId, u64> = crate::store::FastMap::default();
+        for note in &batch {
+            match note {
+                Outgoing::Event(task, seq) => {
+                    let at = latest.entry(task).or_default();
+                    *at = (*at).max(*seq);
+                }
+                Outgoing::Cancel(task) => payloads.push(format!("c {task}")),
+            }
+        }
+        payloads.extend(latest.iter().map(|(task, seq)| format!("e {seq} {task}")));
+        // A payload must stay under 8000 bytes; our task ids are far shorter.
+        payloads.retain(|p| p.len() < 7900);
+        for attempt in 0..2 {
+            let sent = async {
+                let client = pool.get().await.map_err(backend)?;
+                let statement = client
+                    .prepare_cached("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p")
+                    .await
+                    .map_err(backend)?;
+                client
+                    .execute(&statement, &[&&*channel, &payloads])
+                    .await
+                    .map_err(backend)
+            };
+            match sent.await {
+                Ok(_) => break,
+                Err(e) if attempt == 0 => {
+                    tracing::debug!(error = %e, "sending wake-ups failed; trying again");
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, notes = payloads.len(), "could not wake the other replicas");
+                }
+            }
+        }
+        batch.clear();
     }
 }
 

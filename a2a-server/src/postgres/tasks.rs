@@ -153,10 +153,6 @@ impl TaskStore for PgStore {
         let id = task.id.as_str();
         let event_json = json(event)?;
         let expected = int(expected_version);
-        let channel: &str = &self.channel;
-        // The notification is sent at commit, with the write: a follower that hears it can
-        // read the event. (A task id too long for a notification's 8000 bytes gets none; its
-        // followers still re-read the log every few seconds.)
         let row = if needs_snapshot(event) {
             let snapshot = json(&*task)?;
             let statement = client
@@ -169,22 +165,18 @@ impl TaskStore for PgStore {
                          RETURNING version, tenant, owner),
                      e AS (INSERT INTO a2a_events (task_id, seq, event)
                            SELECT $1, version, $6::text::json FROM t)
-                     SELECT version, version, tenant, owner,
-                            CASE WHEN octet_length($1) < 7900
-                                 THEN pg_notify($7, 'e ' || version || ' ' || $1) END
-                     FROM t",
+                     SELECT version, version, tenant, owner FROM t",
                 )
                 .await
                 .map_err(backend)?;
             let millis = task.status.timestamp.map_or(0, Timestamp::unix_millis);
-            let params: [&(dyn ToSql + Sync); 7] = [
+            let params: [&(dyn ToSql + Sync); 6] = [
                 &id,
                 &expected,
                 &snapshot,
                 &task.status.state.as_str(),
                 &millis,
                 &event_json,
-                &channel,
             ];
             client.query_opt(&statement, &params).await
         } else {
@@ -196,15 +188,12 @@ impl TaskStore for PgStore {
                          RETURNING version, snapshot_version, tenant, owner),
                      e AS (INSERT INTO a2a_events (task_id, seq, event)
                            SELECT $1, version, $3::text::json FROM t)
-                     SELECT version, snapshot_version, tenant, owner,
-                            CASE WHEN octet_length($1) < 7900
-                                 THEN pg_notify($4, 'e ' || version || ' ' || $1) END
-                     FROM t",
+                     SELECT version, snapshot_version, tenant, owner FROM t",
                 )
                 .await
                 .map_err(backend)?;
             client
-                .query_opt(&statement, &[&id, &expected, &event_json, &channel])
+                .query_opt(&statement, &[&id, &expected, &event_json])
                 .await
         }
         .map_err(backend)?;
