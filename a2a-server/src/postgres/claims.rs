@@ -16,10 +16,11 @@ impl ClaimStore for PgStore {
         let client = self.client().await?;
         let reply = json_opt(claim.reply.as_ref())?;
         let (insert, select) = tokio::try_join!(
-            client.prepare_cached(
+            client.prepare_cached(relaxed!(
                 "INSERT INTO a2a_claims (key, task_id, reply, received_ms)
-                 VALUES ($1, $2, $3::text::json, $4) ON CONFLICT (key) DO NOTHING",
-            ),
+                 SELECT $1::text, $2::text, $3::text::json, $4::bigint FROM relaxed
+                 ON CONFLICT (key) DO NOTHING"
+            )),
             client.prepare_cached(
                 "SELECT task_id, reply, received_ms FROM a2a_claims WHERE key = $1"
             )
@@ -87,7 +88,7 @@ impl ClaimStore for PgStore {
         let client = self.client().await?;
         let n = client
             .execute(
-                "DELETE FROM a2a_claims WHERE received_ms < $1",
+                relaxed!("DELETE FROM a2a_claims c USING relaxed WHERE c.received_ms < $1"),
                 &[&before_ms],
             )
             .await

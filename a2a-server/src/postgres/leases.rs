@@ -98,13 +98,14 @@ impl Leases for PgLeases {
         self.keep_alive(owner, ttl).await?;
         let client = self.client().await?;
         let statement = client
-            .prepare_cached(
-                "INSERT INTO a2a_leases AS l (task_id, owner) VALUES ($1, $2)
-                 ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, since = now()
-                 WHERE l.owner = excluded.owner
-                    OR NOT EXISTS (SELECT 1 FROM a2a_replicas r
-                                   WHERE r.id = l.owner AND r.expires > now())",
-            )
+            .prepare_cached(relaxed!(
+                "INSERT INTO a2a_leases AS l (task_id, owner)
+                     SELECT $1::text, $2::text FROM relaxed
+                     ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, since = now()
+                     WHERE l.owner = excluded.owner
+                        OR NOT EXISTS (SELECT 1 FROM a2a_replicas r
+                                       WHERE r.id = l.owner AND r.expires > now())"
+            ))
             .await
             .map_err(backend)?;
         let n = client
@@ -118,10 +119,10 @@ impl Leases for PgLeases {
         self.keep_alive(owner, ttl).await?;
         let client = self.client().await?;
         let statement = client
-            .prepare_cached(
-                "INSERT INTO a2a_leases (task_id, owner) VALUES ($1, $2)
-                 ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, since = now()",
-            )
+            .prepare_cached(relaxed!(
+                "INSERT INTO a2a_leases (task_id, owner) SELECT $1::text, $2::text FROM relaxed
+                     ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, since = now()"
+            ))
             .await
             .map_err(backend)?;
         client
@@ -136,10 +137,11 @@ impl Leases for PgLeases {
         let until = Instant::now() + ttl;
         let client = self.client().await?;
         let statement = client
-            .prepare_cached(
-                "INSERT INTO a2a_replicas (id, expires) VALUES ($1, now() + make_interval(secs => $2))
-                 ON CONFLICT (id) DO UPDATE SET expires = excluded.expires",
-            )
+            .prepare_cached(relaxed!(
+                "INSERT INTO a2a_replicas (id, expires)
+                     SELECT $1::text, now() + make_interval(secs => $2::float8) FROM relaxed
+                     ON CONFLICT (id) DO UPDATE SET expires = excluded.expires"
+            ))
             .await
             .map_err(backend)?;
         client
@@ -179,7 +181,9 @@ impl Leases for PgLeases {
     async fn release(&self, task: &TaskId, owner: &str) -> Result<(), StoreError> {
         let client = self.client().await?;
         let statement = client
-            .prepare_cached("DELETE FROM a2a_leases WHERE task_id = $1 AND owner = $2")
+            .prepare_cached(relaxed!(
+                "DELETE FROM a2a_leases l USING relaxed WHERE l.task_id = $1 AND l.owner = $2"
+            ))
             .await
             .map_err(backend)?;
         client

@@ -192,13 +192,14 @@ impl PushStore for PgStore {
         // Taken when free, expired, or already ours (a renewal). Two replicas racing for an
         // expired lease: the second waits for the first's row lock, then sees its live lease.
         let statement = client
-            .prepare_cached(
+            .prepare_cached(relaxed!(
                 "INSERT INTO a2a_delivery_leases AS l (task_id, config_id, owner, expires)
-                 VALUES ($1, $2, $3, now() + make_interval(secs => $4))
-                 ON CONFLICT (task_id, config_id) DO UPDATE
-                 SET owner = excluded.owner, expires = excluded.expires
-                 WHERE l.owner = excluded.owner OR l.expires <= now()",
-            )
+                     SELECT $1::text, $2::text, $3::text, now() + make_interval(secs => $4::float8)
+                     FROM relaxed
+                     ON CONFLICT (task_id, config_id) DO UPDATE
+                     SET owner = excluded.owner, expires = excluded.expires
+                     WHERE l.owner = excluded.owner OR l.expires <= now()"
+            ))
             .await
             .map_err(backend)?;
         let n = client
@@ -216,10 +217,10 @@ impl PushStore for PgStore {
     ) -> Result<(), StoreError> {
         let client = self.client().await?;
         let statement = client
-            .prepare_cached(
-                "DELETE FROM a2a_delivery_leases
-                 WHERE task_id = $1 AND config_id = $2 AND owner = $3",
-            )
+            .prepare_cached(relaxed!(
+                "DELETE FROM a2a_delivery_leases d USING relaxed
+                     WHERE d.task_id = $1 AND d.config_id = $2 AND d.owner = $3"
+            ))
             .await
             .map_err(backend)?;
         client
