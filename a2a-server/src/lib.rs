@@ -43,7 +43,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `sled` | yes | [`SledStore`], the durable embedded task store |
-//! | `postgres` | no | [`postgres`]: [`PgStore`], `PgBus` and `PgLeases`, for several replicas on one PostgreSQL database |
+//! | `postgres` | no | `a2a_server::postgres`: `PgStore`, `PgBus` and `PgLeases`, for several replicas on one PostgreSQL database |
 //! | `testing` | no | `a2a_server::testing`: run an agent's methods without a server and read back what it reported |
 //! | `cli` | no | the `a2a-server` binary (demo agent, flags, logging, mimalloc): `cargo run -p a2a-server --features cli`; implies `sled` and `postgres` |
 //!

@@ -373,8 +373,14 @@ async fn kill_9_of_the_replica_running_countdowns_under_load_loses_nothing_five_
                 .count();
             assert_eq!(restarts, 1, "round {round}: {task} recovered exactly once");
         }
+        // Within the lease bounds: the dead replica's heartbeat runs out within a lease time,
+        // and survivors look for orphans once per lease time (3 s each); slack for a loaded
+        // machine.
         let recovered_in = killed.elapsed();
-        assert!(recovered_in < WAIT, "recovered in {recovered_in:?}");
+        assert!(
+            recovered_in < Duration::from_secs(12),
+            "round {round}: recovered in {recovered_in:?}"
+        );
 
         stop.cancel();
         for worker in load {
