@@ -383,23 +383,38 @@ impl TaskStore for PgStore {
         after: Option<&TaskId>,
         limit: usize,
     ) -> Result<Vec<StoredTask>, StoreError> {
+        // The states written into the SQL (they are our enum's names), so that the planner
+        // sees the partial index of the active tasks (`a2a_tasks_active`) serves recovery's
+        // scan; a state this build does not know is passed as a parameter instead.
+        let known = states.iter().all(TaskState::is_known);
+        let sql = if known {
+            let listed: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
+            format!(
+                "SELECT {TASK_COLUMNS} FROM a2a_tasks t
+                 WHERE t.state IN ({}) AND t.id > $1 ORDER BY t.id LIMIT $2",
+                listed.join(", ")
+            )
+        } else {
+            format!(
+                "SELECT {TASK_COLUMNS} FROM a2a_tasks t
+                 WHERE t.state = ANY($3) AND t.id > $1 ORDER BY t.id LIMIT $2"
+            )
+        };
+        if states.is_empty() {
+            return Ok(Vec::new());
+        }
         let client = self.client().await?;
-        let sql = format!(
-            "SELECT {TASK_COLUMNS} FROM a2a_tasks t
-             WHERE t.state = ANY($1) AND ($2::text IS NULL OR t.id > $2)
-             ORDER BY t.id LIMIT $3"
-        );
         let statement = client.prepare_cached(&sql).await.map_err(backend)?;
-        let states: Vec<&str> = states.iter().map(TaskState::as_str).collect();
-        let after = after.map(TaskId::as_str);
+        // Every id sorts after the empty string.
+        let after = after.map_or("", TaskId::as_str);
         let limit = int(limit as u64);
-        client
-            .query(&statement, &[&states, &after, &limit])
-            .await
-            .map_err(backend)?
-            .iter()
-            .map(stored)
-            .collect()
+        let names: Vec<&str> = states.iter().map(TaskState::as_str).collect();
+        let rows = if known {
+            client.query(&statement, &[&after, &limit]).await
+        } else {
+            client.query(&statement, &[&after, &limit, &names]).await
+        };
+        rows.map_err(backend)?.iter().map(stored).collect()
     }
 }
 

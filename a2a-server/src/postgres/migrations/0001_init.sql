@@ -16,8 +16,10 @@ CREATE TABLE a2a_tasks (
 CREATE INDEX a2a_tasks_by_scope ON a2a_tasks (tenant, owner, status_ms DESC, id);
 CREATE INDEX a2a_tasks_by_scope_state ON a2a_tasks (tenant, owner, state, status_ms DESC, id);
 CREATE INDEX a2a_tasks_by_context ON a2a_tasks (context_id, status_ms DESC, id);
--- Recovery: the active tasks, by id.
-CREATE INDEX a2a_tasks_by_state ON a2a_tasks (state, id);
+-- Recovery: the active tasks, by id (only they are in it, so a task leaves it when it
+-- finishes).
+CREATE INDEX a2a_tasks_active ON a2a_tasks (id)
+    WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING');
 -- Retention: finished tasks, oldest first.
 CREATE INDEX a2a_tasks_finished ON a2a_tasks (status_ms, id)
     WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED',
