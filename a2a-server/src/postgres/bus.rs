@@ -79,6 +79,17 @@ enum Note<'a> {
     Cancel(&'a str),
 }
 
+impl Outgoing {
+    /// The notification's payload, as [`parse`] reads it.
+    fn payload(&self) -> String {
+        match self {
+            Self::Event(task, seq) => format!("e {seq} {task}"),
+            Self::Cancel(task) => format!("c {task}"),
+        }
+    }
+}
+
+/// What a notification's payload says (see [`Outgoing::payload`]).
 fn parse(payload: &str) -> Option<Note<'_>> {
     if let Some(rest) = payload.strip_prefix("e ") {
         let (seq, task) = rest.split_once(' ')?;
@@ -138,8 +149,8 @@ impl EventBus for PgBus {
     }
 
     fn poll_interval(&self) -> Duration {
-        // A safety net only: every write notifies at commit, and a listener that was away
-        // wakes everyone when it is back. (Followers polling every 2 s would cost the
+        // A safety net only: every write is followed by a wake-up, and a listener that was
+        // away wakes everyone when it is back. (Followers polling every 2 s would cost the
         // database a query per open stream every 2 s.)
         SAFETY_POLL
     }
@@ -167,10 +178,14 @@ async fn notify(
                     let at = latest.entry(task).or_default();
                     *at = (*at).max(*seq);
                 }
-                Outgoing::Cancel(task) => payloads.push(format!("c {task}")),
+                Outgoing::Cancel(_) => payloads.push(note.payload()),
             }
         }
-        payloads.extend(latest.iter().map(|(task, seq)| format!("e {seq} {task}")));
+        payloads.extend(
+            latest
+                .into_iter()
+                .map(|(task, seq)| Outgoing::Event(task.clone(), seq).payload()),
+        );
         // A payload must stay under 8000 bytes; our task ids are far shorter.
         payloads.retain(|p| p.len() < 7900);
         for attempt in 0..2 {
@@ -308,10 +323,16 @@ impl Listener {
 
 #[cfg(test)]
 mod tests {
-    use super::{Note, parse};
+    use super::{Note, Outgoing, parse};
+    use a2a_core::TaskId;
 
     #[test]
     fn notifications_name_the_task_and_what_happened() {
+        let task = TaskId::from("t 1");
+        let event = Outgoing::Event(task.clone(), 7).payload();
+        assert_eq!(parse(&event), Some(Note::Event(7, "t 1")));
+        let cancel = Outgoing::Cancel(task).payload();
+        assert_eq!(parse(&cancel), Some(Note::Cancel("t 1")));
         assert_eq!(parse("e 7 t-1"), Some(Note::Event(7, "t-1")));
         assert_eq!(
             parse("e 7 t with spaces"),
