@@ -77,6 +77,14 @@ async fn the_leases_of_a_replica_that_stopped_go_to_exactly_one_survivor() {
     assert!(!b.acquire(&tasks[0], "b", ttl).await.unwrap());
     a.renew("a", ttl).await.unwrap();
     assert_eq!(a.holder(&tasks[0]).await.unwrap().as_deref(), Some("a"));
+    // Both heartbeat (b's try registered it), each for at most the lease time.
+    let live = a.replicas().await.unwrap();
+    let names: Vec<&str> = live.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert!(
+        live.iter().all(|(_, left)| *left > 0.0 && *left <= 0.4),
+        "{live:?}"
+    );
     // The search for orphans reads a page of them at once.
     let mut page = tasks[..3].to_vec();
     page.push(TaskId::from("never-leased"));
