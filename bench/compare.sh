@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs the A2A load scenarios against several servers in one run and prints one table with
 # ratios: the bare-axum floor, our server with the in-memory store and with sled (durable), and
-# the official Rust SDK (a2a-rs 0.5, in-memory) when it can be built from crates.io.
+# the official Rust A2A SDK (repository a2aproject/a2a-rs, crates.io a2a-server-lf 0.5.3 +
+# a2a-lf 0.4.2, its in-memory store; label a2a-server-lf-0.5.3) when it can be built from
+# crates.io (bench/peers/a2a-lf). A peer that cannot be built is skipped with a message, and the
+# table's ratios against it are then "-": ratios only ever compare runs of one invocation.
 #
 # Each server runs pinned to core 0 and the load generator to core 1 (taskset); server CPU per
 # request comes from /proc/<pid>/stat over the measured window. Every run is bounded in time;
@@ -14,6 +17,7 @@
 #
 # Usage: bench/compare.sh [--quick] [--duration SECONDS] [--subscribers N] [--no-peer]
 #                         [--only LABEL[,LABEL...]] [--instructions]
+# Labels: bare-axum, ours-memory, ours-sled, a2a-server-lf-0.5.3 (the peer).
 # Environment: CARGO_TARGET_DIR (default: <repo>/target), SERVER_CORE (0), LOAD_CORE (1).
 set -euo pipefail
 
@@ -32,7 +36,7 @@ while [ $# -gt 0 ]; do
     --no-peer) peer=0 ;;
     --only) only="$2"; shift ;;
     --instructions) instructions=1 ;;
-    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,21p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -59,13 +63,16 @@ mkdir -p "$work"
 results="$work/results.jsonl"
 : > "$results"
 
+# The peer: the official Rust SDK, built from crates.io in its own directory and target.
+peer_label="a2a-server-lf-0.5.3"
 peer_bin=""
-if [ "$peer" = 1 ]; then
-  echo "== building the official Rust SDK's echo agent (a2a-rs 0.5) in .scratch/a2a-rs-echo" >&2
-  if peer_bin="$("$root/bench/peers/a2a-rs/build.sh" "$root/.scratch/a2a-rs-echo" 2>"$work/a2a-rs-build.log")"; then
+if [ "$peer" = 1 ] && { [ -z "$only" ] || [[ ",$only," == *",$peer_label,"* ]]; }; then
+  echo "== building the official Rust SDK's echo agent (a2a-server-lf 0.5.3 + a2a-lf 0.4.2) in .scratch/a2a-lf-echo" >&2
+  if peer_bin="$(nice -n 10 "$root/bench/peers/a2a-lf/build.sh" "$root/.scratch/a2a-lf-echo" 2>"$work/a2a-lf-build.log")" \
+    && [ -x "$peer_bin" ]; then
     :
   else
-    echo "   skipped: a2a-rs could not be built (see $work/a2a-rs-build.log)" >&2
+    echo "   skipped $peer_label: it could not be built (see $work/a2a-lf-build.log)" >&2
     peer_bin=""
   fi
 fi
@@ -168,8 +175,9 @@ bench_server ours-memory -- "$bin/a2a-server" --memory --listen 127.0.0.1:0 --re
 rm -rf "$work/sled"
 bench_server ours-sled -- "$bin/a2a-server" --data-dir "$work/sled" --listen 127.0.0.1:0 --retention-hours 0
 if [ -n "$peer_bin" ]; then
-  # As its jsonrpc_server example ships (no TCP_NODELAY); the SDK wants client-chosen task ids.
-  bench_server a2a-rs --client-task-ids -- "$peer_bin" 127.0.0.1:0
+  # JSON-RPC and HTTP+JSON at the root, TCP_NODELAY on, its InMemoryTaskStore
+  # (bench/peers/a2a-lf/main.rs); it mints task ids itself, as ours does.
+  bench_server "$peer_label" -- "$peer_bin" 127.0.0.1:0
 fi
 fan_out ours-memory "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0
 rm -rf "$work/sled-fanout"
@@ -178,7 +186,11 @@ rm -rf "$work/sled" "$work/sled-fanout"
 
 echo
 echo "Machine: $("$bin/a2a-bench" machine); servers on core $server_core, load generator on core $load_core; ${duration}s measured after ${warmup}s warm-up per row."
+if [ -z "$peer_bin" ]; then
+  echo
+  echo "The peer $peer_label did not run in this invocation (--no-peer, --only, or its build failed): no ratios against it."
+fi
 echo
-"$bin/a2a-bench" report "$results"
+"$bin/a2a-bench" report --peer "$peer_label" "$results"
 echo
 echo "Raw results: $results" >&2

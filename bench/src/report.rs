@@ -13,7 +13,7 @@ pub(crate) struct ReportArgs {
     #[arg(long, default_value = "bare-axum")]
     pub(crate) floor: String,
     /// The label of the peer to compare throughput with.
-    #[arg(long, default_value = "a2a-rs")]
+    #[arg(long, default_value = "a2a-server-lf-0.5.3")]
     pub(crate) peer: String,
 }
 
