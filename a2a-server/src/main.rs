@@ -125,7 +125,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .event_bus()
             .await
             .map_err(|e| format!("cannot listen for other replicas' events: {e}"))?;
-        replication = Some((bus, pg.leases()));
+        let leases = pg.leases();
+        if let Some(id) = &args.replica_id {
+            // Two live processes with one id would each take the other's tasks for their own.
+            if let Ok(live) = leases.replicas().await {
+                if live.iter().any(|(other, _)| other == id) {
+                    tracing::warn!(
+                        replica = %id,
+                        "a live replica already uses this id (its heartbeat has not run out): \
+                         unless it is this replica's previous run, give each replica its own \
+                         --replica-id"
+                    );
+                }
+            }
+        }
+        replication = Some((bus, leases));
         (Arc::new(pg), "postgres".to_owned())
     } else if args.memory {
         (Arc::new(MemoryStore::new()), "memory".to_owned())

@@ -85,6 +85,10 @@ async fn maintain(handler: Arc<RequestHandler>, m: Maintenance) {
 async fn replicate(handler: &RequestHandler, ttl: std::time::Duration) {
     let shutdown = handler.rt.shutdown.clone();
     let mut beats = 0u32;
+    // The first heartbeat at start: the replica is known alive before it holds any lease.
+    if let Err(e) = handler.rt.heartbeat().await {
+        tracing::error!(error = %e, "renewing execution leases failed");
+    }
     loop {
         tokio::select! {
             () = tokio::time::sleep(ttl / 3) => {}
