@@ -12,12 +12,14 @@
 //! a2a-bench replicas --url http://127.0.0.1:8081,http://127.0.0.1:8082 --tasks 10
 //! a2a-bench recovery --url http://127.0.0.1:8081,http://127.0.0.1:8082 --kill-pid 11
 //! a2a-bench report results.jsonl
+//! a2a-bench guard results.jsonl --baseline bench/baseline-instructions.json
 //! ```
 //!
 //! See `bench/README.md` for the methodology and the comparison script.
 
 mod callgrind;
 mod chunks_probe;
+mod guard;
 mod http;
 mod idle_probe;
 mod list_probe;
@@ -58,6 +60,8 @@ enum Command {
     Recovery(replica_probe::RecoveryArgs),
     /// Prints the runs appended to a JSON-lines file as a table with ratios.
     Report(report::ReportArgs),
+    /// Fails when a callgrind run's instructions per request grew beyond a committed baseline.
+    Guard(guard::GuardArgs),
     /// Prints the machine description used in reports.
     Machine,
 }
@@ -132,6 +136,7 @@ fn main() {
         Command::Replicas(args) => current_thread().block_on(replica_probe::replicas(args)),
         Command::Recovery(args) => current_thread().block_on(replica_probe::recovery(args)),
         Command::Report(args) => report::report(&args),
+        Command::Guard(args) => guard::guard(&args),
         Command::Machine => {
             println!("{}", procfs::machine());
             Ok(())

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The instruction regression guard: SendMessage and GetTask (c=16) on our server, in memory and
+# on sled, under callgrind (two short runs of compare.sh --instructions; each row takes the
+# least of the two, since background work only ever adds instructions), compared with
+# bench/baseline-instructions.json. Fails when a figure grew by more than 5%.
+#
+# Usage: bench/guard.sh [--write]   (--write: record the runs as the new baseline; commit it
+#                                    with the change that moved the figures, and say why)
+# Takes about 6 minutes (plus a release build). Environment: CARGO_TARGET_DIR (default
+# <repo>/target).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+write=()
+case "${1:-}" in
+  --write) write=(--write) ;;
+  "") ;;
+  *) echo "usage: bench/guard.sh [--write]" >&2; exit 2 ;;
+esac
+
+runs=()
+for i in 1 2; do
+  echo "== callgrind run $i of 2" >&2
+  out="$(bash "$root/bench/compare.sh" --instructions --duration 2 --no-peer \
+    --only ours-memory,ours-sled 2>&1)" || { echo "$out" >&2; exit 1; }
+  file="$(grep -o '/[^ ]*/results.jsonl' <<<"$out" | tail -1)"
+  [ -f "$file" ] || { echo "$out" >&2; echo "no results file" >&2; exit 1; }
+  runs+=("$file")
+done
+cd "$root"
+"$CARGO_TARGET_DIR/release/a2a-bench" guard "${runs[@]}" \
+  --baseline "$root/bench/baseline-instructions.json" "${write[@]}"
