@@ -33,11 +33,11 @@ struct Cluster {
 impl Cluster {
     /// `n` replicas, or `None` when there is no PostgreSQL (the test is skipped).
     async fn start(n: usize) -> Option<Self> {
-        Self::start_on(TestSchema::new().await?, n, LEASE_TTL_SECS).await
+        Some(Self::start_on(TestSchema::new().await?, n, LEASE_TTL_SECS).await)
     }
 
     /// `n` replicas on the schema `db`, with leases of `lease_ttl_secs`.
-    async fn start_on(db: TestSchema, n: usize, lease_ttl_secs: &'static str) -> Option<Self> {
+    async fn start_on(db: TestSchema, n: usize, lease_ttl_secs: &'static str) -> Self {
         let mut cluster = Self {
             db,
             replicas: Vec::new(),
@@ -48,7 +48,7 @@ impl Cluster {
             let replica = cluster.spawn(&format!("r{i}")).await;
             cluster.replicas.push(replica);
         }
-        Some(cluster)
+        cluster
     }
 
     /// A new replica process named `id`, ready to serve.
@@ -242,8 +242,7 @@ async fn a_cancel_sent_to_one_replica_stops_the_agent_running_on_another() {
             .map(|r| r.get::<_, String>(0))
     };
     assert_eq!(holder().await.as_deref(), Some("r0"));
-    let a = [cluster.url(0)];
-    let started = cluster.follow_until(&a, &task, 4).await;
+    let started = cluster.follow_until(&cluster.url(0), &task, 4).await;
     assert_eq!(started.len(), 4);
 
     let response = cluster
@@ -270,11 +269,11 @@ async fn a_cancel_sent_to_one_replica_stops_the_agent_running_on_another() {
 }
 
 impl Cluster {
-    /// The first `n` events of `task` (from `Last-Event-ID: 0`) on the first of `on`.
-    async fn follow_until(&self, on: &[String], task: &str, n: usize) -> Vec<Sse> {
+    /// The first `n` events of `task` (from `Last-Event-ID: 0`) on the replica at `url`.
+    async fn follow_until(&self, url: &str, task: &str, n: usize) -> Vec<Sse> {
         let response = self
             .http
-            .get(format!("{}/tasks/{task}:subscribe", on[0]))
+            .get(format!("{url}/tasks/{task}:subscribe"))
             .header("Last-Event-ID", "0")
             .send()
             .await
@@ -496,7 +495,7 @@ async fn followers_catch_up_and_nothing_acknowledged_is_lost_when_postgres_resta
     let db = TestSchema::at(server.url())
         .await
         .expect("the test's own server answers");
-    let cluster = Cluster::start_on(db, 2, LEASE_TTL_SECS).await.unwrap();
+    let cluster = Cluster::start_on(db, 2, LEASE_TTL_SECS).await;
     let before = cluster.send(1, "before the restart", json!({})).await;
     let task = cluster.countdown(0, 40).await;
     let b = [cluster.url(1)];
@@ -543,7 +542,7 @@ async fn a_webhook_registered_on_one_replica_hears_a_task_running_on_another_at_
     let Some(db) = TestSchema::new().await else {
         return;
     };
-    let cluster = Cluster::start_on(db, 2, "30").await.unwrap();
+    let cluster = Cluster::start_on(db, 2, "30").await;
     let (receiver, hook) = Receiver::start(Duration::ZERO).await;
     let task = cluster.countdown(0, 20).await;
     let response = cluster
