@@ -64,6 +64,7 @@ macro_rules! relaxed {
 
 mod bus;
 mod claims;
+mod db;
 mod leases;
 mod migrate;
 mod push;
@@ -107,7 +108,7 @@ impl Default for PgOptions {
 /// Cloning is cheap: clones share the pool.
 #[derive(Clone)]
 pub struct PgStore {
-    pool: Pool,
+    db: db::Db,
     /// The `NOTIFY` channel of this schema: wake-ups (`e <seq> <task>`) and cancel requests
     /// (`c <task>`).
     channel: Arc<str>,
@@ -187,11 +188,11 @@ impl PgStore {
             .build()
             .map_err(backend)?;
         let store = Self {
-            pool,
+            db: db::Db(pool),
             channel: channel.into(),
             config,
         };
-        let mut client = store.client().await?;
+        let mut client = store.db.client().await?;
         migrate::run(&mut client, options.schema.as_deref()).await?;
         drop(client);
         Ok(store)
@@ -200,18 +201,18 @@ impl PgStore {
     /// The [`EventBus`](crate::EventBus) of the replicas on this database: one listening
     /// connection for this process (see [`PgBus`]). Returns once it listens.
     pub async fn event_bus(&self) -> Result<Arc<PgBus>, StoreError> {
-        PgBus::start(self.config.clone(), self.pool.clone(), self.channel.clone()).await
+        PgBus::start(self.config.clone(), self.db.clone(), self.channel.clone()).await
     }
 
     /// The execution [`Leases`](crate::Leases) of the replicas on this database.
     pub fn leases(&self) -> Arc<PgLeases> {
-        Arc::new(PgLeases::new(self.pool.clone()))
+        Arc::new(PgLeases::new(self.db.clone()))
     }
 
     /// Drops every table of this store, and its schema if [`PgOptions::schema`] named one
     /// (for tests that made their own).
     pub async fn drop_schema(&self) -> Result<(), StoreError> {
-        let client = self.client().await?;
+        let client = self.db.client().await?;
         let schema: String = client
             .query_one("SELECT current_schema()", &[])
             .await
@@ -228,11 +229,6 @@ impl PgStore {
                 .await
                 .map_err(backend)
         }
-    }
-
-    /// A pooled connection.
-    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
-        self.pool.get().await.map_err(backend)
     }
 }
 

@@ -1,10 +1,10 @@
 //! [`PgBus`]: the replicas' [`EventBus`] over PostgreSQL's `LISTEN`/`NOTIFY`.
 
 use super::backend;
+use super::db::Db;
 use crate::engine::{CancelHandler, EventBus, LocalBus};
 use crate::store::StoreError;
 use a2a_core::TaskId;
-use deadpool_postgres::Pool;
 use futures::stream::BoxStream;
 use std::sync::Arc;
 use std::time::Duration;
@@ -102,7 +102,7 @@ impl PgBus {
     /// Starts the listener; returns once it listens (or with the error of the first attempt).
     pub(super) async fn start(
         mut config: tokio_postgres::Config,
-        pool: Pool,
+        db: Db,
         channel: Arc<str>,
     ) -> Result<Arc<Self>, StoreError> {
         // Named, for operators (and tests) to find in `pg_stat_activity`.
@@ -119,7 +119,7 @@ impl PgBus {
         let first = listener.listen().await?;
         tokio::spawn(listener.run(first));
         let (outbox, queue) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(notify(pool, channel.clone(), queue));
+        tokio::spawn(notify(db, channel.clone(), queue));
         Ok(Arc::new(Self {
             local,
             channel,
@@ -164,7 +164,7 @@ const BATCH: usize = 512;
 /// latest. A batch that fails is tried once more; after that its followers rely on their
 /// safety poll (the database is probably down, and the listeners' reconnects wake everyone).
 async fn notify(
-    pool: Pool,
+    db: Db,
     channel: Arc<str>,
     mut queue: tokio::sync::mpsc::UnboundedReceiver<Outgoing>,
 ) {
@@ -189,18 +189,13 @@ async fn notify(
         // A payload must stay under 8000 bytes; our task ids are far shorter.
         payloads.retain(|p| p.len() < 7900);
         for attempt in 0..2 {
-            let sent = async {
-                let client = pool.get().await.map_err(backend)?;
-                let statement = client
-                    .prepare_cached("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p")
-                    .await
-                    .map_err(backend)?;
-                client
-                    .execute(&statement, &[&&*channel, &payloads])
-                    .await
-                    .map_err(backend)
-            };
-            match sent.await {
+            let sent = db
+                .execute(
+                    "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p",
+                    &[&&*channel, &payloads],
+                )
+                .await;
+            match sent {
                 Ok(_) => break,
                 Err(e) if attempt == 0 => {
                     tracing::debug!(error = %e, "sending wake-ups failed; trying again");

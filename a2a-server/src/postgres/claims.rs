@@ -13,33 +13,32 @@ impl ClaimStore for PgStore {
         key: &str,
         claim: MessageClaim,
     ) -> Result<Option<MessageClaim>, StoreError> {
-        let client = self.client().await?;
         let reply = json_opt(claim.reply.as_ref())?;
-        let (insert, select) = tokio::try_join!(
-            client.prepare_cached(relaxed!(
-                "INSERT INTO a2a_claims (key, task_id, reply, received_ms)
-                 SELECT $1::text, $2::text, $3::text::json, $4::bigint FROM relaxed
-                 ON CONFLICT (key) DO NOTHING"
-            )),
-            client.prepare_cached(
-                "SELECT task_id, reply, received_ms FROM a2a_claims WHERE key = $1"
-            )
-        )
-        .map_err(backend)?;
         loop {
-            let inserted = client
+            let inserted = self
+                .db
                 .execute(
-                    &insert,
+                    relaxed!(
+                        "INSERT INTO a2a_claims (key, task_id, reply, received_ms)
+                         SELECT $1::text, $2::text, $3::text::json, $4::bigint FROM relaxed
+                         ON CONFLICT (key) DO NOTHING"
+                    ),
                     &[&key, &claim.task_id.as_str(), &reply, &claim.received_ms],
                 )
-                .await
-                .map_err(backend)?;
+                .await?;
             if inserted == 1 {
                 return Ok(None);
             }
             // Taken. Read it in a statement of its own: the insert waited for the claim's
             // writer to commit, and only a later statement sees what it committed.
-            if let Some(row) = client.query_opt(&select, &[&key]).await.map_err(backend)? {
+            let taken = self
+                .db
+                .query_opt(
+                    "SELECT task_id, reply, received_ms FROM a2a_claims WHERE key = $1",
+                    &[&key],
+                )
+                .await?;
+            if let Some(row) = taken {
                 let reply: Option<Json<Message>> = row.try_get(1).map_err(backend)?;
                 return Ok(Some(MessageClaim {
                     task_id: TaskId::from(row.get::<_, &str>(0)),
@@ -52,47 +51,35 @@ impl ClaimStore for PgStore {
     }
 
     async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError> {
-        let client = self.client().await?;
         let reply = json_opt(claim.reply.as_ref())?;
-        let statement = client
-            .prepare_cached(
+        self.db
+            .execute(
                 "INSERT INTO a2a_claims (key, task_id, reply, received_ms)
                  VALUES ($1, $2, $3::text::json, $4)
                  ON CONFLICT (key) DO UPDATE SET task_id = excluded.task_id,
                      reply = excluded.reply, received_ms = excluded.received_ms",
-            )
-            .await
-            .map_err(backend)?;
-        client
-            .execute(
-                &statement,
                 &[&key, &claim.task_id.as_str(), &reply, &claim.received_ms],
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         Ok(())
     }
 
     async fn release_claim(&self, key: &str) -> Result<(), StoreError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached("DELETE FROM a2a_claims WHERE key = $1")
-            .await
-            .map_err(backend)?;
-        client.execute(&statement, &[&key]).await.map_err(backend)?;
+        self.db
+            .execute("DELETE FROM a2a_claims WHERE key = $1", &[&key])
+            .await?;
         Ok(())
     }
 
     async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
         // Served by the index by receipt time: only the expired claims are read.
-        let client = self.client().await?;
-        let n = client
+        let n = self
+            .db
             .execute(
                 relaxed!("DELETE FROM a2a_claims c USING relaxed WHERE c.received_ms < $1"),
                 &[&before_ms],
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 }

@@ -1,11 +1,11 @@
 //! [`PgLeases`]: execution leases in the database, held while their replica heartbeats.
 
-use super::{backend, secs};
+use super::db::Db;
+use super::secs;
 use crate::engine::Leases;
 use crate::store::StoreError;
 use a2a_core::TaskId;
 use async_trait::async_trait;
-use deadpool_postgres::Pool;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -20,7 +20,7 @@ use tokio::time::Instant;
 /// lease is a conditional upsert, and of two replicas racing for it the second waits for the
 /// first's row lock and then sees a live owner.
 pub struct PgLeases {
-    pool: Pool,
+    db: Db,
     /// Until when (at the latest) each owner's replica row keeps it alive, as last renewed
     /// from here. A lease is taken only while its owner's row is committed and alive for a
     /// while yet: else another replica could find the owner of a lease just taken dead, and
@@ -35,15 +35,11 @@ impl std::fmt::Debug for PgLeases {
 }
 
 impl PgLeases {
-    pub(super) fn new(pool: Pool) -> Self {
+    pub(super) fn new(db: Db) -> Self {
         Self {
-            pool,
+            db,
             alive_until: Mutex::default(),
         }
-    }
-
-    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
-        self.pool.get().await.map_err(backend)
     }
 
     /// Makes sure `owner`'s replica row is alive for at least a third of `ttl` more,
@@ -65,29 +61,27 @@ impl PgLeases {
     /// The live replicas: id and seconds until their heartbeat runs out (for operators and
     /// tests).
     pub async fn replicas(&self) -> Result<Vec<(String, f64)>, StoreError> {
-        let client = self.client().await?;
-        let rows = client
+        let rows = self
+            .db
             .query(
                 "SELECT id, extract(epoch FROM expires - now())::float8 FROM a2a_replicas
                  WHERE expires > now() ORDER BY id",
                 &[],
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
     /// Who holds the lease of `task`, if its owner is alive.
     pub async fn holder(&self, task: &TaskId) -> Result<Option<String>, StoreError> {
-        let client = self.client().await?;
-        let row = client
+        let row = self
+            .db
             .query_opt(
                 "SELECT l.owner FROM a2a_leases l JOIN a2a_replicas r ON r.id = l.owner
                  WHERE l.task_id = $1 AND r.expires > now()",
                 &[&task.as_str()],
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         Ok(row.map(|r| r.get(0)))
     }
 }
@@ -96,58 +90,50 @@ impl PgLeases {
 impl Leases for PgLeases {
     async fn acquire(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<bool, StoreError> {
         self.keep_alive(owner, ttl).await?;
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(relaxed!(
-                "INSERT INTO a2a_leases AS l (task_id, owner)
+        let n = self
+            .db
+            .execute(
+                relaxed!(
+                    "INSERT INTO a2a_leases AS l (task_id, owner)
                      SELECT $1::text, $2::text FROM relaxed
                      ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, since = now()
                      WHERE l.owner = excluded.owner
                         OR NOT EXISTS (SELECT 1 FROM a2a_replicas r
                                        WHERE r.id = l.owner AND r.expires > now())"
-            ))
-            .await
-            .map_err(backend)?;
-        let n = client
-            .execute(&statement, &[&task.as_str(), &owner])
-            .await
-            .map_err(backend)?;
+                ),
+                &[&task.as_str(), &owner],
+            )
+            .await?;
         Ok(n == 1)
     }
 
     async fn take_over(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<(), StoreError> {
         self.keep_alive(owner, ttl).await?;
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(relaxed!(
-                "INSERT INTO a2a_leases (task_id, owner) SELECT $1::text, $2::text FROM relaxed
+        self.db
+            .execute(
+                relaxed!(
+                    "INSERT INTO a2a_leases (task_id, owner) SELECT $1::text, $2::text FROM relaxed
                      ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, since = now()"
-            ))
-            .await
-            .map_err(backend)?;
-        client
-            .execute(&statement, &[&task.as_str(), &owner])
-            .await
-            .map_err(backend)?;
+                ),
+                &[&task.as_str(), &owner],
+            )
+            .await?;
         Ok(())
     }
 
     async fn renew(&self, owner: &str, ttl: Duration) -> Result<(), StoreError> {
         // Measured before the request leaves: the row lives at least this long.
         let until = Instant::now() + ttl;
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(relaxed!(
-                "INSERT INTO a2a_replicas (id, expires)
+        self.db
+            .execute(
+                relaxed!(
+                    "INSERT INTO a2a_replicas (id, expires)
                      SELECT $1::text, now() + make_interval(secs => $2::float8) FROM relaxed
                      ON CONFLICT (id) DO UPDATE SET expires = excluded.expires"
-            ))
-            .await
-            .map_err(backend)?;
-        client
-            .execute(&statement, &[&owner, &secs(ttl)])
-            .await
-            .map_err(backend)?;
+                ),
+                &[&owner, &secs(ttl)],
+            )
+            .await?;
         self.alive_until
             .lock()
             .expect("lease lock")
@@ -160,36 +146,29 @@ impl Leases for PgLeases {
         tasks: &[TaskId],
         owner: &str,
     ) -> Result<Vec<TaskId>, StoreError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
+        let ids: Vec<&str> = tasks.iter().map(TaskId::as_str).collect();
+        Ok(self
+            .db
+            .query(
                 "SELECT l.task_id FROM a2a_leases l JOIN a2a_replicas r ON r.id = l.owner
                  WHERE l.task_id = ANY($1) AND l.owner <> $2 AND r.expires > now()",
+                &[&ids, &owner],
             )
-            .await
-            .map_err(backend)?;
-        let ids: Vec<&str> = tasks.iter().map(TaskId::as_str).collect();
-        Ok(client
-            .query(&statement, &[&ids, &owner])
-            .await
-            .map_err(backend)?
+            .await?
             .iter()
             .map(|row| TaskId::from(row.get::<_, &str>(0)))
             .collect())
     }
 
     async fn release(&self, task: &TaskId, owner: &str) -> Result<(), StoreError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(relaxed!(
-                "DELETE FROM a2a_leases l USING relaxed WHERE l.task_id = $1 AND l.owner = $2"
-            ))
-            .await
-            .map_err(backend)?;
-        client
-            .execute(&statement, &[&task.as_str(), &owner])
-            .await
-            .map_err(backend)?;
+        self.db
+            .execute(
+                relaxed!(
+                    "DELETE FROM a2a_leases l USING relaxed WHERE l.task_id = $1 AND l.owner = $2"
+                ),
+                &[&task.as_str(), &owner],
+            )
+            .await?;
         Ok(())
     }
 }

@@ -30,23 +30,16 @@ fn task_of(record: &PushRecord) -> &str {
 #[async_trait]
 impl PushStore for PgStore {
     async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
-        let client = self.client().await?;
         let config = json(&record.config)?;
         let dead_letter = json_opt(record.dead_letter.as_ref())?;
-        let statement = client
-            .prepare_cached(
+        self.db
+            .execute(
                 "INSERT INTO a2a_push_configs (task_id, config_id, config, v03, delivered,
                                                dead_letter)
                  VALUES ($1, $2, $3::text::json, $4, $5, $6::text::json)
                  ON CONFLICT (task_id, config_id) DO UPDATE SET config = excluded.config,
                      v03 = excluded.v03, delivered = excluded.delivered,
                      dead_letter = excluded.dead_letter",
-            )
-            .await
-            .map_err(backend)?;
-        client
-            .execute(
-                &statement,
                 &[
                     &task_of(&record),
                     &record.id(),
@@ -56,68 +49,55 @@ impl PushStore for PgStore {
                     &dead_letter,
                 ],
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         Ok(())
     }
 
     async fn push_configs(&self, task: &TaskId) -> Result<Vec<PushRecord>, StoreError> {
-        let client = self.client().await?;
         let sql =
             format!("SELECT {COLUMNS} FROM a2a_push_configs WHERE task_id = $1 ORDER BY position");
-        let statement = client.prepare_cached(&sql).await.map_err(backend)?;
-        client
-            .query(&statement, &[&task.as_str()])
-            .await
-            .map_err(backend)?
+        self.db
+            .query(&sql, &[&task.as_str()])
+            .await?
             .iter()
             .map(record)
             .collect()
     }
 
     async fn push_config(&self, task: &TaskId, id: &str) -> Result<Option<PushRecord>, StoreError> {
-        let client = self.client().await?;
         let sql =
             format!("SELECT {COLUMNS} FROM a2a_push_configs WHERE task_id = $1 AND config_id = $2");
-        let statement = client.prepare_cached(&sql).await.map_err(backend)?;
-        client
-            .query_opt(&statement, &[&task.as_str(), &id])
-            .await
-            .map_err(backend)?
+        self.db
+            .query_opt(&sql, &[&task.as_str(), &id])
+            .await?
             .as_ref()
             .map(record)
             .transpose()
     }
 
     async fn push_config_count(&self, task: &TaskId) -> Result<usize, StoreError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached("SELECT count(*) FROM a2a_push_configs WHERE task_id = $1")
-            .await
-            .map_err(backend)?;
-        let n: i64 = client
-            .query_one(&statement, &[&task.as_str()])
-            .await
-            .map_err(backend)?
+        let n: i64 = self
+            .db
+            .query_one(
+                "SELECT count(*) FROM a2a_push_configs WHERE task_id = $1",
+                &[&task.as_str()],
+            )
+            .await?
             .get(0);
         Ok(uint(n) as usize)
     }
 
     async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
+        let n: i64 = self
+            .db
+            .query_one(
                 "WITH p AS (DELETE FROM a2a_push_configs WHERE task_id = $1 AND config_id = $2
                             RETURNING 1),
                       d AS (DELETE FROM a2a_delivery_leases WHERE task_id = $1 AND config_id = $2)
                  SELECT count(*) FROM p",
+                &[&task.as_str(), &id],
             )
-            .await
-            .map_err(backend)?;
-        let n: i64 = client
-            .query_one(&statement, &[&task.as_str(), &id])
-            .await
-            .map_err(backend)?
+            .await?
             .get(0);
         Ok(n > 0)
     }
@@ -127,20 +107,16 @@ impl PushStore for PgStore {
         after: Option<&TaskId>,
         limit: usize,
     ) -> Result<Vec<TaskId>, StoreError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
+        let after = after.map(TaskId::as_str);
+        Ok(self
+            .db
+            .query(
                 "SELECT DISTINCT task_id FROM a2a_push_configs
                  WHERE $1::text IS NULL OR task_id > $1
                  ORDER BY task_id LIMIT $2",
+                &[&after, &int(limit as u64)],
             )
-            .await
-            .map_err(backend)?;
-        let after = after.map(TaskId::as_str);
-        Ok(client
-            .query(&statement, &[&after, &int(limit as u64)])
-            .await
-            .map_err(backend)?
+            .await?
             .iter()
             .map(|row| TaskId::from(row.get::<_, &str>(0)))
             .collect())
@@ -151,22 +127,16 @@ impl PushStore for PgStore {
         record: &PushRecord,
         expected: u64,
     ) -> Result<bool, StoreError> {
-        let client = self.client().await?;
         let config = json(&record.config)?;
         let dead_letter = json_opt(record.dead_letter.as_ref())?;
         // The same registration: `json` keeps the text it was given, and both are our
         // serialization of a config.
-        let statement = client
-            .prepare_cached(
+        let n = self
+            .db
+            .execute(
                 "UPDATE a2a_push_configs SET delivered = $3, dead_letter = $4::text::json
                  WHERE task_id = $1 AND config_id = $2 AND config::text = $5
                    AND dead_letter IS NULL AND delivered = $6",
-            )
-            .await
-            .map_err(backend)?;
-        let n = client
-            .execute(
-                &statement,
                 &[
                     &task_of(record),
                     &record.id(),
@@ -176,8 +146,7 @@ impl PushStore for PgStore {
                     &int(expected),
                 ],
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         Ok(n == 1)
     }
 
@@ -188,24 +157,22 @@ impl PushStore for PgStore {
         owner: &str,
         ttl: Duration,
     ) -> Result<bool, StoreError> {
-        let client = self.client().await?;
         // Taken when free, expired, or already ours (a renewal). Two replicas racing for an
         // expired lease: the second waits for the first's row lock, then sees its live lease.
-        let statement = client
-            .prepare_cached(relaxed!(
-                "INSERT INTO a2a_delivery_leases AS l (task_id, config_id, owner, expires)
+        let n = self
+            .db
+            .execute(
+                relaxed!(
+                    "INSERT INTO a2a_delivery_leases AS l (task_id, config_id, owner, expires)
                      SELECT $1::text, $2::text, $3::text, now() + make_interval(secs => $4::float8)
                      FROM relaxed
                      ON CONFLICT (task_id, config_id) DO UPDATE
                      SET owner = excluded.owner, expires = excluded.expires
                      WHERE l.owner = excluded.owner OR l.expires <= now()"
-            ))
-            .await
-            .map_err(backend)?;
-        let n = client
-            .execute(&statement, &[&task.as_str(), &id, &owner, &secs(ttl)])
-            .await
-            .map_err(backend)?;
+                ),
+                &[&task.as_str(), &id, &owner, &secs(ttl)],
+            )
+            .await?;
         Ok(n == 1)
     }
 
@@ -215,18 +182,15 @@ impl PushStore for PgStore {
         id: &str,
         owner: &str,
     ) -> Result<(), StoreError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(relaxed!(
-                "DELETE FROM a2a_delivery_leases d USING relaxed
+        self.db
+            .execute(
+                relaxed!(
+                    "DELETE FROM a2a_delivery_leases d USING relaxed
                      WHERE d.task_id = $1 AND d.config_id = $2 AND d.owner = $3"
-            ))
-            .await
-            .map_err(backend)?;
-        client
-            .execute(&statement, &[&task.as_str(), &id, &owner])
-            .await
-            .map_err(backend)?;
+                ),
+                &[&task.as_str(), &id, &owner],
+            )
+            .await?;
         Ok(())
     }
 }

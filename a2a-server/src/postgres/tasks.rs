@@ -65,14 +65,13 @@ fn needs_snapshot(event: &StreamResponse) -> bool {
 impl PgStore {
     /// After a write that matched no row: why.
     async fn conflict(&self, id: &TaskId, expected: u64) -> Result<StoreError, StoreError> {
-        let client = self.client().await?;
-        let row = client
+        let row = self
+            .db
             .query_opt(
                 "SELECT version FROM a2a_tasks WHERE id = $1",
                 &[&id.as_str()],
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         Ok(match row {
             None => StoreError::NotFound(id.clone()),
             Some(row) => StoreError::VersionConflict {
@@ -83,28 +82,36 @@ impl PgStore {
     }
 }
 
+/// The creation event (`StreamResponse::Task`) of a task serialized as `snapshot`, without
+/// serializing the task again.
+fn created_event(snapshot: &str) -> String {
+    format!("{{\"task\":{snapshot}}}")
+}
+
 #[async_trait]
 impl TaskStore for PgStore {
     async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-        let client = self.client().await?;
         let sql = format!("SELECT {TASK_COLUMNS} FROM a2a_tasks t WHERE t.id = $1");
-        let statement = client.prepare_cached(&sql).await.map_err(backend)?;
-        client
-            .query_opt(&statement, &[&id.as_str()])
-            .await
-            .map_err(backend)?
+        self.db
+            .query_opt(&sql, &[&id.as_str()])
+            .await?
             .as_ref()
             .map(stored)
             .transpose()
     }
 
     async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
-        let client = self.client().await?;
         // The log starts with the task as created; the row's snapshot is the same JSON.
-        let created = json(&StreamResponse::Task(Task::clone(&task)))?;
         let snapshot = json(&*task)?;
-        let statement = client
-            .prepare_cached(
+        let created = created_event(&snapshot);
+        let stored = StoredTask {
+            task,
+            version: 1,
+            scope,
+        };
+        let n = self
+            .db
+            .execute(
                 "WITH t AS (
                      INSERT INTO a2a_tasks (id, context_id, tenant, owner, state, status_ms,
                                             version, snapshot_version, snapshot)
@@ -113,17 +120,6 @@ impl TaskStore for PgStore {
                      RETURNING id)
                  INSERT INTO a2a_events (task_id, seq, event)
                  SELECT id, 1, $8::text::json FROM t",
-            )
-            .await
-            .map_err(backend)?;
-        let stored = StoredTask {
-            task,
-            version: 1,
-            scope,
-        };
-        let n = client
-            .execute(
-                &statement,
                 &[
                     &stored.task.id.as_str(),
                     &stored.task.context_id.as_str(),
@@ -135,8 +131,7 @@ impl TaskStore for PgStore {
                     &created,
                 ],
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         if n == 0 {
             return Err(StoreError::AlreadyExists(stored.task.id.clone()));
         }
@@ -149,14 +144,14 @@ impl TaskStore for PgStore {
         expected_version: u64,
         event: &StreamResponse,
     ) -> Result<StoredTask, StoreError> {
-        let client = self.client().await?;
         let id = task.id.as_str();
         let event_json = json(event)?;
         let expected = int(expected_version);
         let row = if needs_snapshot(event) {
             let snapshot = json(&*task)?;
-            let statement = client
-                .prepare_cached(
+            let millis = task.status.timestamp.map_or(0, Timestamp::unix_millis);
+            self.db
+                .query_opt(
                     "WITH t AS (
                          UPDATE a2a_tasks
                          SET version = version + 1, snapshot_version = version + 1,
@@ -166,22 +161,19 @@ impl TaskStore for PgStore {
                      e AS (INSERT INTO a2a_events (task_id, seq, event)
                            SELECT $1, version, $6::text::json FROM t)
                      SELECT version, version, tenant, owner FROM t",
+                    &[
+                        &id,
+                        &expected,
+                        &snapshot,
+                        &task.status.state.as_str(),
+                        &millis,
+                        &event_json,
+                    ],
                 )
-                .await
-                .map_err(backend)?;
-            let millis = task.status.timestamp.map_or(0, Timestamp::unix_millis);
-            let params: [&(dyn ToSql + Sync); 6] = [
-                &id,
-                &expected,
-                &snapshot,
-                &task.status.state.as_str(),
-                &millis,
-                &event_json,
-            ];
-            client.query_opt(&statement, &params).await
+                .await?
         } else {
-            let statement = client
-                .prepare_cached(
+            self.db
+                .query_opt(
                     "WITH t AS (
                          UPDATE a2a_tasks SET version = version + 1
                          WHERE id = $1 AND version = $2
@@ -189,16 +181,11 @@ impl TaskStore for PgStore {
                      e AS (INSERT INTO a2a_events (task_id, seq, event)
                            SELECT $1, version, $3::text::json FROM t)
                      SELECT version, snapshot_version, tenant, owner FROM t",
+                    &[&id, &expected, &event_json],
                 )
-                .await
-                .map_err(backend)?;
-            client
-                .query_opt(&statement, &[&id, &expected, &event_json])
-                .await
-        }
-        .map_err(backend)?;
+                .await?
+        };
         let Some(row) = row else {
-            drop(client);
             return Err(self.conflict(&task.id, expected_version).await?);
         };
         let version = uint(row.get(0));
@@ -206,17 +193,13 @@ impl TaskStore for PgStore {
         if version - snapshot_version >= SNAPSHOT_EVERY {
             // The task with this event applied is the fold the next read would make.
             let snapshot = json(&*task)?;
-            let statement = client
-                .prepare_cached(
+            self.db
+                .execute(
                     "UPDATE a2a_tasks SET snapshot = $2::text::json, snapshot_version = $3
                      WHERE id = $1 AND snapshot_version < $3 AND version >= $3",
+                    &[&id, &snapshot, &int(version)],
                 )
-                .await
-                .map_err(backend)?;
-            client
-                .execute(&statement, &[&id, &snapshot, &int(version)])
-                .await
-                .map_err(backend)?;
+                .await?;
         }
         Ok(StoredTask {
             task,
@@ -234,19 +217,14 @@ impl TaskStore for PgStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<LoggedEvent>, StoreError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
+        let limit = int(limit as u64);
+        self.db
+            .query(
                 "SELECT seq, event FROM a2a_events WHERE task_id = $1 AND seq > $2
                  ORDER BY seq LIMIT $3",
+                &[&id.as_str(), &int(after), &limit],
             )
-            .await
-            .map_err(backend)?;
-        let limit = int(limit as u64);
-        client
-            .query(&statement, &[&id.as_str(), &int(after), &limit])
-            .await
-            .map_err(backend)?
+            .await?
             .iter()
             .map(|row| {
                 let Json(event): Json<StreamResponse> = row.try_get(1).map_err(backend)?;
@@ -259,22 +237,18 @@ impl TaskStore for PgStore {
     }
 
     async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
+        let n: i64 = self
+            .db
+            .query_one(
                 "WITH t AS (DELETE FROM a2a_tasks WHERE id = $1 RETURNING id),
                       e AS (DELETE FROM a2a_events WHERE task_id = $1),
                       p AS (DELETE FROM a2a_push_configs WHERE task_id = $1),
                       d AS (DELETE FROM a2a_delivery_leases WHERE task_id = $1),
                       l AS (DELETE FROM a2a_leases WHERE task_id = $1)
                  SELECT count(*) FROM t",
+                &[&id.as_str()],
             )
-            .await
-            .map_err(backend)?;
-        let n: i64 = client
-            .query_one(&statement, &[&id.as_str()])
-            .await
-            .map_err(backend)?
+            .await?
             .get(0);
         Ok(n > 0)
     }
@@ -284,16 +258,11 @@ impl TaskStore for PgStore {
         before: Timestamp,
         limit: usize,
     ) -> Result<Vec<TaskId>, StoreError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(FINISHED_BEFORE)
-            .await
-            .map_err(backend)?;
         let limit = int(limit as u64);
-        Ok(client
-            .query(&statement, &[&before.unix_millis(), &limit])
-            .await
-            .map_err(backend)?
+        Ok(self
+            .db
+            .query(FINISHED_BEFORE, &[&before.unix_millis(), &limit])
+            .await?
             .iter()
             .map(|row| TaskId::from(row.get::<_, &str>(0)))
             .collect())
@@ -301,7 +270,7 @@ impl TaskStore for PgStore {
 
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
         let token = query.start_after()?;
-        let client = self.client().await?;
+        let client = self.db.client().await?;
         // The filters, as SQL with numbered parameters. A scope part that is unset must match
         // NULL, written `IS NULL` so that the listing indexes serve it.
         let mut filters = Vec::new();
@@ -403,23 +372,30 @@ impl TaskStore for PgStore {
         if states.is_empty() {
             return Ok(Vec::new());
         }
-        let client = self.client().await?;
-        let statement = client.prepare_cached(&sql).await.map_err(backend)?;
         // Every id sorts after the empty string.
         let after = after.map_or("", TaskId::as_str);
         let limit = int(limit as u64);
         let names: Vec<&str> = states.iter().map(TaskState::as_str).collect();
         let rows = if known {
-            client.query(&statement, &[&after, &limit]).await
+            self.db.query(&sql, &[&after, &limit]).await?
         } else {
-            client.query(&statement, &[&after, &limit, &names]).await
+            self.db.query(&sql, &[&after, &limit, &names]).await?
         };
-        rows.map_err(backend)?.iter().map(stored).collect()
+        rows.iter().map(stored).collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_creation_event_is_the_task_wrapped_as_serde_writes_it() {
+        use a2a_core::{StreamResponse, Task, TaskState, TaskStatus};
+        let task = Task::new("t", "c", TaskStatus::new(TaskState::Submitted));
+        let snapshot = serde_json::to_string(&task).unwrap();
+        let event = serde_json::to_string(&StreamResponse::Task(task)).unwrap();
+        assert_eq!(super::created_event(&snapshot), event);
+    }
+
     #[test]
     fn the_retention_query_and_its_index_name_every_terminal_state_by_its_wire_name() {
         use a2a_core::TaskState;
