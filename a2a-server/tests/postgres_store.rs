@@ -140,6 +140,18 @@ async fn the_leases_of_a_replica_that_stopped_go_to_exactly_one_survivor() {
     assert_eq!(c.holder(&first).await.unwrap().as_deref(), Some("c"));
 }
 
+/// A "replica" on the test's schema: a store and its bus.
+async fn replica(
+    db: &TestSchema,
+) -> (
+    a2a_server::PgStore,
+    std::sync::Arc<a2a_server::postgres::PgBus>,
+) {
+    let store = db.store().await;
+    let bus = store.event_bus().await.unwrap();
+    (store, bus)
+}
+
 /// Waits for the next notification of a subscription.
 async fn next_seq(sub: &mut futures::stream::BoxStream<'static, u64>) -> u64 {
     use futures::StreamExt as _;
@@ -159,12 +171,7 @@ async fn a_write_wakes_the_other_replicas_and_a_killed_listener_catches_up() {
     let Some(db) = TestSchema::new().await else {
         return;
     };
-    // Two "replicas": a store and a bus each.
-    let (store_a, store_b) = (db.store().await, db.store().await);
-    let (bus_a, bus_b) = (
-        store_a.event_bus().await.unwrap(),
-        store_b.event_bus().await.unwrap(),
-    );
+    let ((store_a, bus_a), (_, bus_b)) = (replica(&db).await, replica(&db).await);
     let task = Arc::new(Task::new("t1", "c1", TaskStatus::new(TaskState::Working)));
     let created = store_a.create(task, Scope::default()).await.unwrap();
     let mut sub = bus_b.subscribe(&created.task.id);
@@ -231,11 +238,7 @@ async fn a_cancel_request_reaches_every_replica() {
     let Some(db) = TestSchema::new().await else {
         return;
     };
-    let (store_a, store_b) = (db.store().await, db.store().await);
-    let (bus_a, bus_b) = (
-        store_a.event_bus().await.unwrap(),
-        store_b.event_bus().await.unwrap(),
-    );
+    let ((_, bus_a), (_, bus_b)) = (replica(&db).await, replica(&db).await);
     let heard = Arc::new(Mutex::new(Vec::<String>::new()));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let record = heard.clone();
