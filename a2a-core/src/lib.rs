@@ -41,6 +41,7 @@
 //! | [`AgentCard`] and friends | discovery, capabilities, skills, security schemes |
 //! | [`SendMessageRequest`], [`ListTasksRequest`], … [`Method`] | each operation's request and response |
 //! | [`jsonrpc`] | the JSON-RPC 2.0 envelope |
+//! | [`proto`] | the gRPC binding's protobuf encoding of every message, and `google.rpc.Status` errors |
 //! | [`http_json`] | the HTTP+JSON binding's route table: each operation's HTTP method and path |
 //! | [`Error`], [`ErrorKind`] | the error table: JSON-RPC code, HTTP status, gRPC status, reason |
 //! | [`Validate`] | REQUIRED-field and range checks, with errors that name the field |
@@ -64,6 +65,7 @@ pub mod jsonrpc;
 mod media_type;
 mod message;
 mod params;
+pub mod proto;
 mod proto_enum;
 mod serde_util;
 pub mod strict;
