@@ -4,9 +4,11 @@
 use crate::Error;
 use crate::auth::Interceptor;
 use crate::card::CardResolver;
-use crate::transport::{CallOptions, ItemStream, JsonRpcTransport, RestTransport, Transport};
+use crate::transport::{
+    CallOptions, GrpcTransport, ItemStream, JsonRpcTransport, RestTransport, Transport,
+};
 use a2a_core::{
-    AgentCard, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC, CancelTaskRequest,
+    AgentCard, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC, CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest, Empty, ErrorKind, GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message, Method,
@@ -71,6 +73,8 @@ pub enum Binding {
     JsonRpc,
     /// HTTP+JSON (REST).
     HttpJson,
+    /// gRPC (`lf.a2a.v1.A2AService`).
+    Grpc,
 }
 
 impl Binding {
@@ -78,6 +82,7 @@ impl Binding {
         match self {
             Binding::JsonRpc => BINDING_JSONRPC,
             Binding::HttpJson => BINDING_HTTP_JSON,
+            Binding::Grpc => BINDING_GRPC,
         }
     }
 }
@@ -177,7 +182,8 @@ impl ClientBuilder {
     /// the card's order; v1.0 interfaces before v0.3 ones of the same binding.
     pub fn select_interface<'c>(&self, card: &'c AgentCard) -> Result<&'c AgentInterface, Error> {
         let usable = |i: &&AgentInterface| {
-            (i.protocol_binding == BINDING_JSONRPC || i.protocol_binding == BINDING_HTTP_JSON)
+            [BINDING_JSONRPC, BINDING_HTTP_JSON, BINDING_GRPC]
+                .contains(&i.protocol_binding.as_str())
                 && (i.protocol_version.starts_with("1.")
                     || i.protocol_version == "1"
                     || (i.protocol_version == PROTOCOL_VERSION_V03
@@ -207,7 +213,7 @@ impl ClientBuilder {
                     .map(|i| format!("{} {}", i.protocol_binding, i.protocol_version))
                     .collect();
                 Error::NoCompatibleInterface(format!(
-                    "the agent offers [{}]; this client speaks JSONRPC 1.x/0.3 and HTTP+JSON 1.x",
+                    "the agent offers [{}]; this client speaks JSONRPC 1.x/0.3, HTTP+JSON 1.x and GRPC 1.x",
                     offered.join(", ")
                 ))
             })
@@ -215,17 +221,21 @@ impl ClientBuilder {
 
     /// A client for the agent described by `card`.
     pub fn build_from_card(self, card: AgentCard) -> Result<Client, Error> {
-        let http = self.http()?;
         let interface = self.select_interface(&card)?.clone();
-        let url = reqwest::Url::parse(&interface.url)
-            .map_err(|e| Error::Config(format!("interface URL {:?}: {e}", interface.url)))?;
-        let transport: Box<dyn Transport> = match (
-            interface.protocol_binding.as_str(),
-            interface.protocol_version.as_str(),
-        ) {
-            (BINDING_HTTP_JSON, _) => Box::new(RestTransport::new(http, url)),
-            (_, PROTOCOL_VERSION_V03) => Box::new(JsonRpcTransport::new_v03(http, url)),
-            _ => Box::new(JsonRpcTransport::new(http, url)),
+        let transport: Box<dyn Transport> = if interface.protocol_binding == BINDING_GRPC {
+            Box::new(GrpcTransport::new(&interface.url, self.connect_timeout)?)
+        } else {
+            let http = self.http()?;
+            let url = reqwest::Url::parse(&interface.url)
+                .map_err(|e| Error::Config(format!("interface URL {:?}: {e}", interface.url)))?;
+            match (
+                interface.protocol_binding.as_str(),
+                interface.protocol_version.as_str(),
+            ) {
+                (BINDING_HTTP_JSON, _) => Box::new(RestTransport::new(http, url)),
+                (_, PROTOCOL_VERSION_V03) => Box::new(JsonRpcTransport::new_v03(http, url)),
+                _ => Box::new(JsonRpcTransport::new(http, url)),
+            }
         };
         let streaming = card.capabilities.streaming();
         Ok(self.finish(transport, Some(card), interface.tenant, streaming))
@@ -249,6 +259,13 @@ impl ClientBuilder {
     pub fn build_rest(self, url: &str) -> Result<Client, Error> {
         let url = reqwest::Url::parse(url).map_err(|e| Error::Config(format!("{url:?}: {e}")))?;
         let t = Box::new(RestTransport::new(self.http()?, url));
+        Ok(self.finish(t, None, None, true))
+    }
+
+    /// A client for a known gRPC v1.0 endpoint (`host:port`, `http://…` or `https://…`, as
+    /// [`GrpcTransport::new`] reads it), without a card (streaming assumed).
+    pub fn build_grpc(self, url: &str) -> Result<Client, Error> {
+        let t = Box::new(GrpcTransport::new(url, self.connect_timeout)?);
         Ok(self.finish(t, None, None, true))
     }
 

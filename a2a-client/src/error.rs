@@ -26,6 +26,18 @@ pub enum Error {
     /// The request could not be sent or the response not received.
     #[error("transport error: {0}")]
     Transport(#[from] reqwest::Error),
+    /// A gRPC call failed with a status that is not an A2A error: the connection could not be
+    /// opened or broke (`UNAVAILABLE`, `UNKNOWN`, `INTERNAL` without an ErrorInfo), a deadline
+    /// passed, the call was cancelled.
+    #[error("gRPC {code}: {message}")]
+    Grpc {
+        /// The gRPC status name.
+        code: &'static str,
+        /// The status message.
+        message: String,
+        /// Whether the connection could not be opened (the request was never sent).
+        connect: bool,
+    },
     /// The response is not what the protocol says.
     #[error("could not decode the agent's response: {0}")]
     Decode(String),
@@ -69,6 +81,15 @@ impl Error {
             Error::Http { status, .. } | Error::Remote { status, .. } => {
                 matches!(status, 429 | 502 | 503 | 504)
             }
+            Error::Grpc { code, .. } => matches!(
+                *code,
+                "UNAVAILABLE"
+                    | "UNKNOWN"
+                    | "INTERNAL"
+                    | "DEADLINE_EXCEEDED"
+                    | "ABORTED"
+                    | "CANCELLED"
+            ),
             Error::StreamEnded(_) | Error::Timeout(_) => true,
             _ => false,
         }
@@ -76,7 +97,11 @@ impl Error {
 
     /// Whether the request certainly never reached the server (safe to retry anything).
     pub fn is_before_send(&self) -> bool {
-        matches!(self, Error::Transport(e) if e.is_connect())
+        match self {
+            Error::Transport(e) => e.is_connect(),
+            Error::Grpc { connect, .. } => *connect,
+            _ => false,
+        }
     }
 }
 

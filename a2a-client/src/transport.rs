@@ -1,10 +1,12 @@
 //! The wire side of the client: one [`Transport`] trait, implemented for JSON-RPC (v1.0 and,
-//! through a2a-core's translation, v0.3) and HTTP+JSON. Transports speak v1.0 JSON to the
+//! through a2a-core's translation, v0.3), HTTP+JSON and gRPC. Transports speak v1.0 JSON to the
 //! client above them whatever they speak on the wire.
 
+mod grpc;
 mod jsonrpc;
 mod rest;
 
+pub use grpc::GrpcTransport;
 pub use jsonrpc::JsonRpcTransport;
 pub use rest::RestTransport;
 
@@ -36,7 +38,7 @@ pub struct CallOptions {
     pub headers: HeaderMap,
     /// Extra query parameters (e.g. an API key carried in the query).
     pub query: Vec<(String, String)>,
-    /// Resume a stream after this SSE id (`Last-Event-ID`).
+    /// Resume a stream after this event id (`Last-Event-ID`; gRPC metadata `last-event-id`).
     pub last_event_id: Option<String>,
 }
 
@@ -59,7 +61,7 @@ pub trait Transport: Send + Sync + Debug + 'static {
         options: &CallOptions,
     ) -> Result<ItemStream, Error>;
 
-    /// The binding name (`JSONRPC`, `HTTP+JSON`) and protocol version spoken.
+    /// The binding name (`JSONRPC`, `HTTP+JSON`, `GRPC`) and protocol version spoken.
     fn binding(&self) -> (&'static str, &'static str);
 }
 

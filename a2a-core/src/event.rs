@@ -72,7 +72,51 @@ pub enum StreamResponse {
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 
+/// The URI of the resumable-streams extension: every event of a stream has an id (its task's
+/// sequence number), and `SubscribeToTask` with `Last-Event-ID: <id>` (HTTP header or gRPC
+/// metadata) replays exactly the events after it, then continues live. Over SSE the id is the
+/// event's `id:`; over gRPC, which has no per-message headers, a client that activates the
+/// extension (`a2a-extensions` metadata) finds it in the payload's metadata
+/// ([`StreamResponse::take_event_id`]).
+pub const RESUMABLE_STREAMS_EXTENSION: &str =
+    "https://github.com/a2a-rust/a2a/extensions/resumable-streams/v1";
+
+/// The key, inside the extension's metadata object, of an event's id.
+const EVENT_ID: &str = "eventId";
+
 impl StreamResponse {
+    /// The payload's `metadata`.
+    pub fn metadata_mut(&mut self) -> &mut Option<Metadata> {
+        match self {
+            StreamResponse::Task(t) => &mut t.metadata,
+            StreamResponse::Message(m) => &mut m.metadata,
+            StreamResponse::StatusUpdate(e) => &mut e.metadata,
+            StreamResponse::ArtifactUpdate(e) => &mut e.metadata,
+        }
+    }
+
+    /// Records the event's id in the payload's metadata, as
+    /// `{"<RESUMABLE_STREAMS_EXTENSION>": {"eventId": "<id>"}}` (a string, as SSE ids are).
+    pub fn set_event_id(&mut self, id: u64) {
+        let mut entry = Metadata::new();
+        entry.insert(EVENT_ID.into(), serde_json::Value::String(id.to_string()));
+        self.metadata_mut()
+            .get_or_insert_with(Metadata::new)
+            .insert(RESUMABLE_STREAMS_EXTENSION.into(), entry.into());
+    }
+
+    /// Takes the id [`StreamResponse::set_event_id`] recorded, removing it (and the metadata,
+    /// if nothing else is in it).
+    pub fn take_event_id(&mut self) -> Option<String> {
+        let metadata = self.metadata_mut();
+        let map = metadata.as_mut()?;
+        let entry = map.remove(RESUMABLE_STREAMS_EXTENSION)?;
+        if map.is_empty() {
+            *metadata = None;
+        }
+        entry.get(EVENT_ID)?.as_str().map(str::to_owned)
+    }
+
     /// The task this event is about, if any.
     pub fn task_id(&self) -> Option<&TaskId> {
         match self {

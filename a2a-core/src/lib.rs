@@ -79,7 +79,8 @@ pub use error::{
     BAD_REQUEST_TYPE, ERROR_DOMAIN, ERROR_INFO_TYPE, Error, ErrorCodes, ErrorKind, ErrorObject,
 };
 pub use event::{
-    SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent,
+    RESUMABLE_STREAMS_EXTENSION, SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent,
+    TaskStatusUpdateEvent,
 };
 pub use ids::{ArtifactId, ContextId, MessageId, TaskId};
 pub use media_type::media_type_matches;

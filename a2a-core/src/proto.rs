@@ -25,12 +25,16 @@
 //! names the field. Malformed bytes, a field of the wrong wire type, invalid UTF-8 and nesting
 //! deeper than 128 levels are errors, never panics.
 
+#[cfg(feature = "tonic")]
+mod codec;
 mod de;
 pub mod schema;
 mod ser;
 mod status;
 mod wire;
 
+#[cfg(feature = "tonic")]
+pub use codec::BytesCodec;
 pub use schema::MessageType;
 pub use status::{GRPC_CODE_NAMES, grpc_code};
 

@@ -24,10 +24,10 @@ use futures::stream::BoxStream;
 use std::sync::Arc;
 
 /// The URI of our resumable-streams extension, advertised in the agent card: every SSE event
-/// carries `id: <seq>`, and `SubscribeToTask` with `Last-Event-ID: <seq>` replays exactly the
-/// events after it (from the durable log), then continues live.
-pub const RESUMABLE_STREAMS_EXTENSION: &str =
-    "https://github.com/a2a-rust/a2a/extensions/resumable-streams/v1";
+/// carries `id: <seq>` (over gRPC, the payload's metadata does, for a client that activates the
+/// extension), and `SubscribeToTask` with `Last-Event-ID: <seq>` replays exactly the events
+/// after it (from the durable log), then continues live.
+pub use a2a_core::RESUMABLE_STREAMS_EXTENSION;
 
 /// Who is calling and with which service parameters.
 #[derive(Clone, Debug, Default)]

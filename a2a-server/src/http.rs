@@ -6,6 +6,7 @@ mod auth;
 mod builder;
 mod card;
 mod extract;
+mod grpc;
 mod jsonrpc;
 mod rest;
 mod serve;
@@ -53,6 +54,8 @@ pub(crate) struct Maintenance {
 pub(crate) struct HttpConfig {
     pub(crate) body_limit: usize,
     pub(crate) keep_alive: Duration,
+    /// Serve the gRPC binding on the HTTP port.
+    pub(crate) grpc: bool,
 }
 
 /// Everything the HTTP handlers share.
@@ -118,6 +121,8 @@ pub(crate) struct AppState {
 pub struct Server {
     state: Arc<AppState>,
     limits: serve::ConnectionLimits,
+    /// A listener of gRPC only ([`ServerBuilder::grpc_listener`]).
+    grpc_listener: Option<tokio::net::TcpListener>,
 }
 
 impl Server {
@@ -147,7 +152,8 @@ impl Server {
         self.state.handler.rt.store.sync().await
     }
 
-    /// The axum router with every route of both bindings and the agent card. It starts
+    /// The axum router with every route of the bindings and the agent card (gRPC calls, told
+    /// apart by their `content-type`, go to the gRPC binding whatever their path). It starts
     /// nothing in the background: spawn [`Server::upkeep`] (taken before this call) for the
     /// retention sweeps, or use [`Server::serve`], which runs both. Start-up recovery and the
     /// resumption of pending webhook deliveries run before the first request either way
@@ -176,6 +182,20 @@ impl Server {
                 state.clone(),
                 auth::authenticate,
             ));
-        a2a_routes.merge(card_routes).with_state(state)
+        let router = a2a_routes.merge(card_routes);
+        let router = if state.config.grpc {
+            router.layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                grpc::route,
+            ))
+        } else {
+            router
+        };
+        router.with_state(state)
+    }
+
+    /// The router of a listener of gRPC only.
+    fn grpc_router(state: Arc<AppState>) -> Router {
+        Router::new().fallback(grpc::only).with_state(state)
     }
 }

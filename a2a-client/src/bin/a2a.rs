@@ -51,6 +51,7 @@ struct Global {
 enum BindingArg {
     Jsonrpc,
     Rest,
+    Grpc,
 }
 
 #[derive(Debug, Subcommand)]
@@ -153,6 +154,7 @@ async fn connect(url: &str, g: &Global) -> Result<Client, Error> {
         builder = builder.prefer([match b {
             BindingArg::Jsonrpc => Binding::JsonRpc,
             BindingArg::Rest => Binding::HttpJson,
+            BindingArg::Grpc => Binding::Grpc,
         }]);
     }
     for h in &g.headers {

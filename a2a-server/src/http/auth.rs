@@ -1,7 +1,7 @@
 //! The authentication layer of the A2A routes.
 
 use super::{AppState, jsonrpc, rest};
-use crate::auth::AuthDecision;
+use crate::auth::{AuthDecision, Principal};
 use axum::http;
 use std::sync::Arc;
 
@@ -15,24 +15,18 @@ pub(super) async fn authenticate(
 ) -> axum::response::Response {
     let mut response = match &state.auth {
         None => next.run(request).await,
-        Some(auth) => {
+        Some(_) => {
             let (mut parts, body) = request.into_parts();
-            match auth.authenticate(&parts).await {
-                AuthDecision::Allow(principal) => {
-                    parts.extensions.insert(principal);
+            match principal(&state, &parts).await {
+                Ok(principal) => {
+                    if let Some(principal) = principal {
+                        parts.extensions.insert(principal);
+                    }
                     next.run(axum::extract::Request::from_parts(parts, body))
                         .await
                 }
                 // Answered in the binding's own error form; the challenge is added below.
-                decision => {
-                    let error = a2a_core::Error::new(
-                        a2a_core::ErrorKind::Unauthenticated,
-                        if decision == AuthDecision::Invalid {
-                            "The credentials are not valid"
-                        } else {
-                            "Authentication required: see the agent card's securitySchemes"
-                        },
-                    );
+                Err(error) => {
                     if parts.uri.path() == "/" && parts.method == http::Method::POST {
                         jsonrpc::error_response(
                             a2a_core::jsonrpc::Id::Null,
@@ -62,4 +56,26 @@ pub(super) async fn authenticate(
         }
     }
     response
+}
+
+/// The caller, as the authenticator decides (`None` when there is none), or the Unauthenticated
+/// error to answer with.
+pub(super) async fn principal(
+    state: &AppState,
+    parts: &http::request::Parts,
+) -> Result<Option<Principal>, a2a_core::Error> {
+    let Some(auth) = &state.auth else {
+        return Ok(None);
+    };
+    match auth.authenticate(parts).await {
+        AuthDecision::Allow(principal) => Ok(Some(principal)),
+        decision => Err(a2a_core::Error::new(
+            a2a_core::ErrorKind::Unauthenticated,
+            if decision == AuthDecision::Invalid {
+                "The credentials are not valid"
+            } else {
+                "Authentication required: see the agent card's securitySchemes"
+            },
+        )),
+    }
 }

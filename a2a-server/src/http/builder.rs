@@ -9,7 +9,7 @@ use crate::engine::{EventBus, Leases};
 use crate::handler::{BuildError, HandlerBuilder, RESUMABLE_STREAMS_EXTENSION};
 use crate::store::Store;
 use a2a_core::{
-    AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC,
+    AgentCard, AgentExtension, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC,
     PROTOCOL_VERSION_V03,
 };
 use std::sync::Arc;
@@ -31,6 +31,9 @@ pub struct ServerBuilder {
     header_read_timeout: Duration,
     idle_timeout: Duration,
     max_connections: Option<usize>,
+    grpc: bool,
+    grpc_public_url: Option<String>,
+    grpc_listener: Option<tokio::net::TcpListener>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -56,6 +59,9 @@ impl ServerBuilder {
             header_read_timeout: super::DEFAULT_HEADER_READ_TIMEOUT,
             idle_timeout: super::DEFAULT_IDLE_TIMEOUT,
             max_connections: None,
+            grpc: true,
+            grpc_public_url: None,
+            grpc_listener: None,
         }
     }
 }
@@ -224,18 +230,82 @@ impl ServerBuilder {
         self
     }
 
+    /// Serve the gRPC binding (`lf.a2a.v1.A2AService`) on the HTTP port (default: on): requests
+    /// with `content-type: application/grpc` are routed to it. The card then lists a `GRPC`
+    /// interface at [`ServerBuilder::grpc_public_url`].
+    pub fn grpc(mut self, on: bool) -> Self {
+        self.grpc = on;
+        self
+    }
+
+    /// The address gRPC clients use, as the card advertises it: `host:port`, as the spec writes
+    /// gRPC URLs (default: the host and port of [`ServerBuilder::public_url`], or of the
+    /// [`ServerBuilder::grpc_listener`] if there is one). A URL with a scheme is accepted too.
+    pub fn grpc_public_url(mut self, url: impl Into<String>) -> Self {
+        self.grpc_public_url = Some(url.into());
+        self
+    }
+
+    /// Also serve gRPC on a listener of its own (it answers other requests with HTTP 415).
+    /// [`Server::serve`] runs it beside the HTTP listener, with the same connection limits.
+    /// Turns [`ServerBuilder::grpc`] on.
+    pub fn grpc_listener(mut self, listener: tokio::net::TcpListener) -> Self {
+        self.grpc = true;
+        self.grpc_listener = Some(listener);
+        self
+    }
+
+    /// The `host:port` the card advertises for gRPC.
+    fn grpc_url(&self, url: &str) -> String {
+        if let Some(explicit) = &self.grpc_public_url {
+            return explicit.clone();
+        }
+        let https = url.starts_with("https://");
+        let authority = url
+            .split_once("://")
+            .map_or(url, |(_, rest)| rest)
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        // The host, without a port (an IPv6 literal keeps its brackets).
+        let host = match authority.rsplit_once(':') {
+            Some((host, port)) if !port.contains(']') => host,
+            _ => authority,
+        };
+        let port = match self
+            .grpc_listener
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+        {
+            Some(addr) => addr.port(),
+            None => match authority.rsplit_once(':') {
+                Some((_, port)) if !port.contains(']') => port.parse().unwrap_or(80),
+                _ if https => 443,
+                _ => 80,
+            },
+        };
+        format!("{host}:{port}")
+    }
+
     /// The server, or the first configuration mistake.
     pub fn build(mut self) -> Result<Server, BuildError> {
         let url = self.public_url.trim_end_matches('/').to_owned();
         if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
             return Err(BuildError::PublicUrl(self.public_url));
         }
+        let grpc_url = self.grpc.then(|| self.grpc_url(&url));
         let card = self.handler.card();
         card.supported_interfaces = vec![
             AgentInterface::new(BINDING_JSONRPC, url.clone()),
             AgentInterface::new(BINDING_HTTP_JSON, url.clone()),
-            AgentInterface::new(BINDING_JSONRPC, url).with_protocol_version(PROTOCOL_VERSION_V03),
         ];
+        if let Some(grpc_url) = grpc_url {
+            card.supported_interfaces
+                .push(AgentInterface::new(BINDING_GRPC, grpc_url));
+        }
+        card.supported_interfaces.push(
+            AgentInterface::new(BINDING_JSONRPC, url).with_protocol_version(PROTOCOL_VERSION_V03),
+        );
         card.capabilities.streaming = Some(self.streaming);
         if self.streaming
             && !card
@@ -289,6 +359,7 @@ impl ServerBuilder {
                 config: HttpConfig {
                     body_limit: self.body_limit,
                     keep_alive: self.keep_alive,
+                    grpc: self.grpc,
                 },
             }),
             limits: serve::ConnectionLimits {
@@ -296,6 +367,7 @@ impl ServerBuilder {
                 idle_timeout: self.idle_timeout,
                 max_connections: self.max_connections.unwrap_or_else(default_max_connections),
             },
+            grpc_listener: self.grpc_listener,
         })
     }
 }

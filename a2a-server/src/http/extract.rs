@@ -3,7 +3,12 @@
 
 use crate::agent::ServiceParams;
 use crate::handler::CallContext;
-use a2a_core::{Error, ErrorKind};
+use a2a_core::{
+    CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, Error, ErrorKind,
+    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
+    SubscribeToTaskRequest, TaskPushNotificationConfig,
+};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use bytes::Bytes;
@@ -118,5 +123,40 @@ pub(crate) fn extensions_header(active: &[String]) -> Option<HeaderValue> {
         None
     } else {
         HeaderValue::from_str(&active.join(", ")).ok()
+    }
+}
+
+/// The `tenant` member that every v1.0 request's params have.
+pub(crate) trait Tenanted {
+    fn tenant(&self) -> Option<&str>;
+}
+
+macro_rules! tenanted {
+    ($($t:ty),* $(,)?) => {
+        $(impl Tenanted for $t {
+            fn tenant(&self) -> Option<&str> {
+                self.tenant.as_deref()
+            }
+        })*
+    };
+}
+
+tenanted!(
+    SendMessageRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    CancelTaskRequest,
+    SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
+    GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+);
+
+/// Scopes the call to the tenant a request names (an empty one names none).
+pub(crate) fn scope_to_tenant(request: &impl Tenanted, cx: &mut CallContext) {
+    if let Some(tenant) = request.tenant().filter(|t| !t.is_empty()) {
+        cx.scope.tenant = Some(tenant.to_owned());
     }
 }

@@ -3,17 +3,12 @@
 //! method names are served directly; v0.3 names (`message/send`, …) through a2a-core's
 //! translation, so v0.3 clients work unchanged.
 
-use super::extract::{call_context, extensions_header, read_body};
+use super::extract::{Tenanted, call_context, extensions_header, read_body, scope_to_tenant};
 use super::{AppState, sse};
 use crate::handler::{CallContext, RequestHandler, StreamEvent};
 use a2a_core::jsonrpc::{Id, RawRequest, Response as RpcResponse};
 use a2a_core::v03::{self, Params};
-use a2a_core::{
-    CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, Error, ErrorKind,
-    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTasksRequest, Method, SendMessageRequest,
-    SubscribeToTaskRequest, TaskPushNotificationConfig, Validate,
-};
+use a2a_core::{Error, ErrorKind, Method, SendMessageRequest, SubscribeToTaskRequest, Validate};
 use axum::body::Body;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -96,34 +91,6 @@ pub(crate) async fn wrong_method(method: axum::http::Method) -> Response {
     )
 }
 
-/// The `tenant` member that every v1.0 request's params have.
-trait Tenanted {
-    fn tenant(&self) -> Option<&str>;
-}
-
-macro_rules! tenanted {
-    ($($t:ty),* $(,)?) => {
-        $(impl Tenanted for $t {
-            fn tenant(&self) -> Option<&str> {
-                self.tenant.as_deref()
-            }
-        })*
-    };
-}
-
-tenanted!(
-    SendMessageRequest,
-    GetTaskRequest,
-    ListTasksRequest,
-    CancelTaskRequest,
-    SubscribeToTaskRequest,
-    TaskPushNotificationConfig,
-    GetTaskPushNotificationConfigRequest,
-    ListTaskPushNotificationConfigsRequest,
-    DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest,
-);
-
 /// Decodes and validates the params, and scopes the call to their tenant.
 fn params<P: DeserializeOwned + Validate + Tenanted>(
     req: &RawRequest,
@@ -131,9 +98,7 @@ fn params<P: DeserializeOwned + Validate + Tenanted>(
 ) -> Result<P, Error> {
     let p: P = req.params_as()?;
     p.validate()?;
-    if let Some(tenant) = p.tenant().filter(|t| !t.is_empty()) {
-        cx.scope.tenant = Some(tenant.to_owned());
-    }
+    scope_to_tenant(&p, cx);
     Ok(p)
 }
 

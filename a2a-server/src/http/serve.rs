@@ -127,13 +127,23 @@ impl Server {
     /// Accept errors (a connection reset before it was accepted, the open-file limit) are
     /// logged and retried, not returned: the `io::Result` is that of `axum::serve`, so that
     /// switching is a one-line change.
-    pub async fn serve(self, listener: TcpListener) -> io::Result<()> {
+    pub async fn serve(mut self, listener: TcpListener) -> io::Result<()> {
         let shutdown = self.shutdown_token();
         let limits = self.limits;
         // On its own task (a sweep must not hold up the accept loop), owned by this future: it
         // ends with the shutdown token, and is aborted if this future is dropped.
         let mut upkeep = AbortOnDrop(tokio::spawn(self.upkeep()));
-        run(listener, self.into_router(), limits, shutdown).await;
+        let grpc = self
+            .grpc_listener
+            .take()
+            .map(|l| (l, Server::grpc_router(self.state.clone())));
+        let http = run(listener, self.into_router(), limits, shutdown.clone());
+        match grpc {
+            Some((grpc, router)) => {
+                tokio::join!(http, run(grpc, router, limits, shutdown));
+            }
+            None => http.await,
+        }
         if let Err(e) = (&mut upkeep.0).await {
             tracing::error!(error = %e, "the server's upkeep panicked");
         }

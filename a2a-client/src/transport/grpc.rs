@@ -1,0 +1,190 @@
+//! gRPC (`lf.a2a.v1.A2AService`) over HTTP/2, on tonic. Requests and responses are a2a-core's
+//! protobuf encoding ([`a2a_core::proto`]) of the same v1.0 JSON the other transports speak.
+
+use super::{CallOptions, ItemStream, StreamItem, Transport};
+use crate::Error;
+use a2a_core::proto::{self, BytesCodec};
+use a2a_core::{Method, RESUMABLE_STREAMS_EXTENSION, StreamResponse};
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::StreamExt as _;
+use serde_json::Value;
+use std::time::Duration;
+use tonic::metadata::{MetadataMap, MetadataValue};
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+
+/// gRPC over one HTTP/2 connection (opened at the first call, reopened when it breaks).
+#[derive(Clone, Debug)]
+pub struct GrpcTransport {
+    channel: Channel,
+}
+
+impl GrpcTransport {
+    /// A transport to `url`: `https://host:port` (TLS, the web's root certificates),
+    /// `http://host:port` (plain HTTP/2), or `host:port` as agent cards write gRPC interfaces
+    /// (TLS on port 443, plain HTTP/2 otherwise).
+    pub fn new(url: &str, connect_timeout: Duration) -> Result<Self, Error> {
+        let url = url.trim_end_matches('/');
+        let uri = if url.contains("://") {
+            url.to_owned()
+        } else if url.ends_with(":443") {
+            format!("https://{url}")
+        } else {
+            format!("http://{url}")
+        };
+        let bad = |e: &dyn std::fmt::Display| Error::Config(format!("gRPC URL {url:?}: {e}"));
+        let mut endpoint = Endpoint::from_shared(uri.clone())
+            .map_err(|e| bad(&e))?
+            .connect_timeout(connect_timeout)
+            .tcp_nodelay(true)
+            // Streams can be quiet for long: pings keep them (and their NAT entries) alive.
+            .http2_keep_alive_interval(Duration::from_secs(30))
+            .keep_alive_while_idle(true)
+            .user_agent(concat!("a2a-rust/", env!("CARGO_PKG_VERSION")))
+            .map_err(|e| bad(&e))?;
+        if uri.starts_with("https://") {
+            endpoint = endpoint
+                .tls_config(ClientTlsConfig::new().with_webpki_roots())
+                .map_err(|e| bad(&e))?;
+        }
+        Ok(Self {
+            channel: endpoint.connect_lazy(),
+        })
+    }
+
+    /// The request: the params encoded, with the call's headers as metadata.
+    fn request(
+        method: Method,
+        params: &Value,
+        options: &CallOptions,
+    ) -> Result<tonic::Request<Bytes>, Error> {
+        if !options.query.is_empty() {
+            return Err(Error::Config(
+                "gRPC has no query string: send the API key in a header (metadata)".to_owned(),
+            ));
+        }
+        let (request, _) = proto::messages(method);
+        let body = proto::encode(params, request)
+            .map_err(|e| Error::Config(format!("{method} request: {e}")))?;
+        let mut metadata = MetadataMap::from_headers(options.headers.clone());
+        metadata.insert("a2a-version", MetadataValue::from_static("1.0"));
+        if method.is_streaming() {
+            // Ask for event ids in the events, to resume after the last one seen.
+            let mut extensions = metadata
+                .get("a2a-extensions")
+                .and_then(|v| v.to_str().ok())
+                .map(|v| format!("{v}, "))
+                .unwrap_or_default();
+            extensions.push_str(RESUMABLE_STREAMS_EXTENSION);
+            if let Ok(v) = MetadataValue::try_from(extensions.as_str()) {
+                metadata.insert("a2a-extensions", v);
+            }
+            if let Some(last) = options.last_event_id.as_deref() {
+                let v = MetadataValue::try_from(last)
+                    .map_err(|_| Error::Config(format!("event id {last:?}")))?;
+                metadata.insert("last-event-id", v);
+            }
+        }
+        Ok(tonic::Request::from_parts(
+            metadata,
+            Default::default(),
+            Bytes::from(body),
+        ))
+    }
+
+    async fn client(&self) -> Result<tonic::client::Grpc<Channel>, Error> {
+        let mut grpc = tonic::client::Grpc::new(self.channel.clone());
+        grpc.ready().await.map_err(|e| Error::Grpc {
+            code: "UNAVAILABLE",
+            message: e.to_string(),
+            connect: true,
+        })?;
+        Ok(grpc)
+    }
+}
+
+/// The path of `method`, as tonic takes it.
+fn path(method: Method) -> http::uri::PathAndQuery {
+    http::uri::PathAndQuery::try_from(proto::path(method)).expect("a valid gRPC path")
+}
+
+/// A failed call: an A2A error (one with an ErrorInfo, or a status A2A uses), or a failure of
+/// the call itself (the connection, a deadline).
+pub(crate) fn status_error(status: &tonic::Status) -> Error {
+    let error = a2a_core::Error::from_tonic_status(status);
+    let a2a = error.error_info().is_some() && !status.details().is_empty()
+        || matches!(
+            status.code(),
+            tonic::Code::InvalidArgument
+                | tonic::Code::NotFound
+                | tonic::Code::Unimplemented
+                | tonic::Code::Unauthenticated
+                | tonic::Code::PermissionDenied
+                | tonic::Code::FailedPrecondition
+                | tonic::Code::ResourceExhausted
+        );
+    if a2a {
+        return Error::Remote { error, status: 200 };
+    }
+    let connect = std::error::Error::source(status).is_some_and(|s| {
+        s.downcast_ref::<tonic::ConnectError>().is_some() || s.to_string().contains("connect")
+    }) && status.code() == tonic::Code::Unavailable;
+    Error::Grpc {
+        code: proto::GRPC_CODE_NAMES
+            .get(status.code() as usize)
+            .copied()
+            .unwrap_or("UNKNOWN"),
+        message: status.message().to_owned(),
+        connect,
+    }
+}
+
+fn decode(bytes: &[u8], ty: &'static proto::MessageType) -> Result<Value, Error> {
+    proto::decode(bytes, ty).map_err(|e| Error::Decode(format!("{}: {e}", ty.name)))
+}
+
+#[async_trait]
+impl Transport for GrpcTransport {
+    async fn call(
+        &self,
+        method: Method,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
+        let request = Self::request(method, &params, options)?;
+        let mut grpc = self.client().await?;
+        let response = grpc
+            .unary(request, path(method), BytesCodec)
+            .await
+            .map_err(|s| status_error(&s))?;
+        decode(response.get_ref(), proto::messages(method).1)
+    }
+
+    async fn stream(
+        &self,
+        method: Method,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<ItemStream, Error> {
+        let request = Self::request(method, &params, options)?;
+        let mut grpc = self.client().await?;
+        let response = grpc
+            .server_streaming(request, path(method), BytesCodec)
+            .await
+            .map_err(|s| status_error(&s))?;
+        let (_, ty) = proto::messages(method);
+        Ok(response
+            .into_inner()
+            .map(move |message| {
+                let bytes = message.map_err(|s| status_error(&s))?;
+                let mut event: StreamResponse = serde_json::from_value(decode(&bytes, ty)?)?;
+                let id = event.take_event_id();
+                Ok(StreamItem { id, event })
+            })
+            .boxed())
+    }
+
+    fn binding(&self) -> (&'static str, &'static str) {
+        (a2a_core::BINDING_GRPC, a2a_core::PROTOCOL_VERSION)
+    }
+}
