@@ -123,10 +123,12 @@ impl ErrorKind {
                 "INVALID_REQUEST",
                 "Request payload validation error",
             ),
+            // gRPC's own status for a method a server does not have (what every gRPC
+            // framework answers), also in the HTTP+JSON body's `status`.
             MethodNotFound => row(
                 -32601,
                 404,
-                "NOT_FOUND",
+                "UNIMPLEMENTED",
                 "METHOD_NOT_FOUND",
                 "Method not found",
             ),

@@ -36,7 +36,7 @@ mod wire;
 #[cfg(feature = "tonic")]
 pub use codec::BytesCodec;
 pub use schema::MessageType;
-pub use status::{GRPC_CODE_NAMES, grpc_code};
+pub use status::{GRPC_CODE_NAMES, grpc_code, status_details};
 
 use crate::{Error, ErrorKind, Method};
 use serde::{Deserialize, Serialize};

@@ -1533,7 +1533,7 @@ const ERROR_TABLE: &[(ErrorKind, i32, u16, &str, &str)] = &[
         ErrorKind::MethodNotFound,
         -32601,
         404,
-        "NOT_FOUND",
+        "UNIMPLEMENTED",
         "METHOD_NOT_FOUND",
     ),
     (

@@ -1,4 +1,4 @@
-//! `a2a-server`: serves the demo agent over A2A (JSON-RPC, HTTP+JSON, SSE), storing tasks in
+//! `a2a-server`: serves the demo agent over A2A (JSON-RPC, HTTP+JSON, SSE, gRPC), storing tasks in
 //! sled under `./a2a-data` by default, or in PostgreSQL (`--postgres URL`), where several
 //! replicas share the database.
 
@@ -28,6 +28,14 @@ struct Args {
     /// The base URL clients use, as advertised in the agent card (default: http://<listen>).
     #[arg(long, env = "A2A_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Also serve the gRPC binding on this address of its own (it is always served on
+    /// `--listen` too, to requests with `content-type: application/grpc`).
+    #[arg(long, env = "A2A_GRPC_LISTEN")]
+    grpc_listen: Option<SocketAddr>,
+    /// The `host:port` gRPC clients use, as advertised in the agent card (default: the host of
+    /// the public URL, with the port of `--grpc-listen` if given, else of the public URL).
+    #[arg(long, env = "A2A_GRPC_PUBLIC_URL")]
+    grpc_public_url: Option<String>,
     /// Where sled keeps the tasks.
     #[arg(long, env = "A2A_DATA_DIR", default_value = "./a2a-data")]
     data_dir: PathBuf,
@@ -195,6 +203,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         None => server,
     };
+    let mut server = match &args.grpc_public_url {
+        Some(url) => server.grpc_public_url(url),
+        None => server,
+    };
+    let grpc_local = match args.grpc_listen {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("cannot listen for gRPC on {addr}: {e}"))?;
+            let local = listener.local_addr()?;
+            server = server.grpc_listener(listener);
+            Some(local)
+        }
+        None => None,
+    };
     let server = match args.max_connections {
         Some(max) => server.max_connections(max),
         None => server,
@@ -219,8 +242,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         store = %described,
         "A2A server ready"
     );
-    // One line on stdout for scripts and tests that start the server on port 0.
+    // One line on stdout for scripts and tests that start the server on port 0 (and one for
+    // the gRPC listener, after it).
     println!("a2a-server listening on http://{local}");
+    if let Some(grpc) = grpc_local {
+        tracing::info!(listen = %grpc, "gRPC listener ready");
+        println!("a2a-server gRPC listening on {grpc}");
+    }
     server
         .serve_with_shutdown(listener, async move {
             wait_for_signal().await;

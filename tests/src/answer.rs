@@ -46,7 +46,8 @@ impl Kind {
         match self {
             Kind::ParseError => (-32700, 400, "INVALID_ARGUMENT", "PARSE_ERROR"),
             Kind::InvalidRequest => (-32600, 400, "INVALID_ARGUMENT", "INVALID_REQUEST"),
-            Kind::MethodNotFound => (-32601, 404, "NOT_FOUND", "METHOD_NOT_FOUND"),
+            // The spec gives no gRPC status for it; gRPC's own is UNIMPLEMENTED.
+            Kind::MethodNotFound => (-32601, 404, "UNIMPLEMENTED", "METHOD_NOT_FOUND"),
             Kind::InvalidParams => (-32602, 400, "INVALID_ARGUMENT", "INVALID_PARAMS"),
             Kind::Internal => (-32603, 500, "INTERNAL", "INTERNAL_ERROR"),
             Kind::TaskNotFound => (-32001, 404, "NOT_FOUND", "TASK_NOT_FOUND"),
@@ -91,15 +92,15 @@ impl Kind {
 pub struct ApiError {
     /// The binding that answered.
     pub binding: Binding,
-    /// The HTTP status (200 for JSON-RPC errors).
+    /// The HTTP status (200 for JSON-RPC and gRPC errors).
     pub http_status: u16,
     /// The JSON-RPC `error.code` (JSON-RPC only).
     pub code: Option<i64>,
-    /// The REST `error.status` (gRPC status name; REST only).
+    /// The gRPC status name: REST's `error.status`, gRPC's `grpc-status` (not for JSON-RPC).
     pub grpc_status: Option<String>,
     /// The human-readable message.
     pub message: String,
-    /// `data` (JSON-RPC) or `details` (REST).
+    /// `data` (JSON-RPC), `details` (REST) or the `google.rpc.Status` details (gRPC).
     pub details: Vec<Value>,
     /// The whole response body (boxed, like the headers, to keep `Result`s small).
     pub body: Box<Value>,
@@ -122,8 +123,8 @@ impl ApiError {
     }
 
     /// Asserts that this is exactly `kind` as the spec renders it in this binding: JSON-RPC
-    /// code with HTTP 200, or HTTP status with the gRPC status name; and in both, an ErrorInfo
-    /// with the reason and domain `a2a-protocol.org` as the first detail.
+    /// code with HTTP 200, HTTP status with the gRPC status name, or the gRPC status; and in
+    /// each, an ErrorInfo with the reason and domain `a2a-protocol.org` as the first detail.
     #[track_caller]
     pub fn assert_kind(&self, kind: Kind) -> &Self {
         let (code, http, grpc, reason) = kind.spec();
@@ -157,6 +158,14 @@ impl ApiError {
                     self.body
                 );
                 assert_eq!(self.grpc_status.as_deref(), Some(grpc), "{kind:?}: status");
+            }
+            Binding::Grpc => {
+                assert_eq!(
+                    self.grpc_status.as_deref(),
+                    Some(grpc),
+                    "{kind:?}: grpc-status of {:#}",
+                    self.body
+                );
             }
         }
         assert!(!self.message.is_empty(), "errors carry a message");
@@ -201,6 +210,8 @@ pub struct Reply {
     pub body: Value,
     /// The JSON-RPC id sent (JSON-RPC only).
     pub rpc_id: Option<Value>,
+    /// What a gRPC call answered (gRPC only: `body` is then the result or the error's JSON).
+    pub grpc: Option<Box<Result<Value, ApiError>>>,
 }
 
 impl Reply {
@@ -281,6 +292,7 @@ impl Reply {
                     headers: Box::new(self.headers),
                 })
             }
+            Binding::Grpc => *self.grpc.expect("a gRPC reply carries its outcome"),
         }
     }
 }

@@ -3,10 +3,12 @@
 //!
 //! - [`TestServer`] binds `127.0.0.1:0`, builds a [`Server`] whose public URL is the bound
 //!   address, and serves it with `Server::serve`.
-//! - [`TestServer::call`] runs one operation in either [`Binding`] (JSON-RPC or HTTP+JSON, with
-//!   the `/{tenant}` prefix taken from `params.tenant`) and returns the result or an
-//!   [`ApiError`], after checking the envelope (JSON-RPC `jsonrpc`/`id`, REST status body).
-//! - [`SseStream`] reads `text/event-stream` responses (`id:`, `event:`, `data:`, comments).
+//! - [`TestServer::call`] runs one operation in any [`Binding`] (JSON-RPC; HTTP+JSON, with
+//!   the `/{tenant}` prefix taken from `params.tenant`; gRPC, with the params protobuf-encoded)
+//!   and returns the result or an [`ApiError`], after checking the envelope (JSON-RPC
+//!   `jsonrpc`/`id`, REST status body, gRPC status with its `google.rpc.Status`).
+//! - [`SseStream`] reads `text/event-stream` responses (`id:`, `event:`, `data:`, comments),
+//!   and gRPC streams as the same events (`id` from the resumable-streams metadata).
 //! - [`agents`] holds the test agents; [`shape`] the wire-shape assertions applied to every
 //!   successful v1.0 response and stream event.
 //!
@@ -15,6 +17,7 @@
 
 pub mod agents;
 mod answer;
+mod grpc;
 pub mod shape;
 pub mod sse;
 
@@ -43,17 +46,22 @@ pub async fn within<F: Future>(what: &str, f: F) -> F::Output {
     }
 }
 
-/// The two HTTP bindings of A2A.
+/// The three bindings of A2A.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Binding {
     /// JSON-RPC 2.0 at `POST /`.
     JsonRpc,
     /// HTTP+JSON (REST) routes.
     Rest,
+    /// gRPC (`lf.a2a.v1.A2AService`) on the same port.
+    Grpc,
 }
 
-/// Both bindings, for tests that run the same scenario in each.
+/// The two HTTP bindings, for tests of what only they have (HTTP statuses, SSE framing).
 pub const BOTH: [Binding; 2] = [Binding::JsonRpc, Binding::Rest];
+
+/// Every binding, for the behaviour that all three must share.
+pub const ALL: [Binding; 3] = [Binding::JsonRpc, Binding::Rest, Binding::Grpc];
 
 /// An A2A operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,6 +205,8 @@ pub struct TestServer {
     pub base: String,
     /// The HTTP client the helpers use.
     pub http: reqwest::Client,
+    /// The gRPC channel the helpers use (to the same port).
+    grpc: tonic::transport::Channel,
     handler: std::sync::Arc<a2a_server::RequestHandler>,
     shutdown: CancellationToken,
     serving: JoinHandle<()>,
@@ -235,6 +245,7 @@ impl TestServer {
             addr,
             base,
             http,
+            grpc: grpc::channel(addr),
             handler,
             shutdown,
             serving,
@@ -289,6 +300,7 @@ impl TestServer {
                 (self.http.post(self.url("/")).json(&body), Some(id))
             }
             Binding::Rest => (self.rest_request(op, params), None),
+            Binding::Grpc => panic!("gRPC calls have no HTTP request: use call or open_stream"),
         };
         for (k, v) in headers {
             rb = rb.header(*k, *v);
@@ -397,6 +409,21 @@ impl TestServer {
         params: &Value,
         headers: &[(&str, &str)],
     ) -> Reply {
+        if binding == Binding::Grpc {
+            let outcome = grpc::call(&self.grpc, op, params, headers).await;
+            let (headers, body) = match &outcome {
+                Ok((value, headers)) => (headers.clone(), value.clone()),
+                Err(e) => ((*e.headers).clone(), (*e.body).clone()),
+            };
+            return Reply {
+                binding,
+                status: 200,
+                headers,
+                body,
+                rpc_id: None,
+                grpc: Some(Box::new(outcome.map(|(value, _)| value))),
+            };
+        }
         let (rb, rpc_id) = self.request(binding, op, params, headers);
         let mut reply = send_json(rb, &format!("{binding:?} {op:?}")).await;
         reply.binding = binding;
@@ -430,6 +457,12 @@ impl TestServer {
         query: &[(&str, &str)],
     ) -> Result<Value, ApiError> {
         assert!(!op.is_streaming(), "use open_stream for {op:?}");
+        if binding == Binding::Grpc {
+            assert!(query.is_empty(), "gRPC calls have no query string");
+            let (value, _) = grpc::call(&self.grpc, op, &params, headers).await?;
+            assert_v1_shape(&value);
+            return Ok(value);
+        }
         let (rb, rpc_id) = self.request(binding, op, &params, headers);
         let rb = if query.is_empty() {
             rb
@@ -484,6 +517,11 @@ impl TestServer {
         query: &[(&str, &str)],
     ) -> Result<SseStream, ApiError> {
         assert!(op.is_streaming(), "{op:?} is not a streaming operation");
+        if binding == Binding::Grpc {
+            assert!(query.is_empty(), "gRPC calls have no query string");
+            let (stream, headers) = grpc::open(&self.grpc, op, &params, headers).await?;
+            return Ok(SseStream::grpc(stream, headers));
+        }
         let (rb, rpc_id) = self.request(binding, op, &params, headers);
         let rb = if query.is_empty() {
             rb
@@ -625,5 +663,6 @@ async fn reply_of(response: reqwest::Response, what: &str) -> Reply {
         headers,
         body,
         rpc_id: None,
+        grpc: None,
     }
 }

@@ -107,8 +107,17 @@ pub struct SseStream {
     pub parser: SseParser,
     binding: Binding,
     rpc_id: Option<Value>,
-    body: BoxStream<'static, reqwest::Result<Bytes>>,
+    body: Body,
     ended: bool,
+}
+
+/// Where a stream's events come from.
+enum Body {
+    /// An SSE response body.
+    Sse(BoxStream<'static, reqwest::Result<Bytes>>),
+    /// A gRPC response stream: each message becomes an event whose `data` is the
+    /// StreamResponse's JSON and whose `id` is the event id from its metadata.
+    Grpc(tonic::Streaming<Bytes>),
 }
 
 impl std::fmt::Debug for SseStream {
@@ -138,14 +147,43 @@ impl SseStream {
             parser: SseParser::default(),
             binding,
             rpc_id,
-            body: response.bytes_stream().boxed(),
+            body: Body::Sse(response.bytes_stream().boxed()),
+            ended: false,
+        }
+    }
+
+    /// Wraps a gRPC response stream, presenting each message as an event.
+    pub(crate) fn grpc(stream: tonic::Streaming<Bytes>, headers: HeaderMap) -> Self {
+        Self {
+            status: 200,
+            headers,
+            parser: SseParser::default(),
+            binding: Binding::Grpc,
+            rpc_id: None,
+            body: Body::Grpc(stream),
             ended: false,
         }
     }
 
     /// Reads one more chunk of the body; `false` at the end of the stream.
     async fn fill(&mut self) -> bool {
-        match within("the next SSE bytes", self.body.next()).await {
+        let stream = match &mut self.body {
+            Body::Sse(body) => body,
+            Body::Grpc(messages) => {
+                return match within("the next gRPC message", messages.message()).await {
+                    Ok(Some(bytes)) => {
+                        self.parser.ready.push_back(crate::grpc::event(&bytes));
+                        true
+                    }
+                    Ok(None) => {
+                        self.ended = true;
+                        false
+                    }
+                    Err(status) => panic!("the gRPC stream failed: {status:?}"),
+                };
+            }
+        };
+        match within("the next SSE bytes", stream.next()).await {
             Some(Ok(bytes)) => {
                 self.parser.feed(&bytes);
                 true
@@ -173,6 +211,10 @@ impl SseStream {
     /// Waits for the next comment line (keep-alive), skipping nothing else: panics if an
     /// event arrives first.
     pub async fn next_comment(&mut self) -> String {
+        assert!(
+            self.binding != Binding::Grpc,
+            "gRPC streams have no comments"
+        );
         let seen = self.parser.comments.len();
         while self.parser.comments.len() == seen {
             assert!(
@@ -205,7 +247,7 @@ impl SseStream {
                     .unwrap_or_else(|| panic!("no result in {data:#}"))
                     .clone()
             }
-            Binding::Rest => data,
+            Binding::Rest | Binding::Grpc => data,
         };
         let keys: Vec<&String> = response.as_object().expect("an object").keys().collect();
         assert_eq!(

@@ -2,14 +2,14 @@
 
 use a2a_e2e::agents::Kitchen;
 use a2a_e2e::sse::summary;
-use a2a_e2e::{BOTH, Binding, Kind, Op, TestServer, str_at, texts};
+use a2a_e2e::{ALL, Binding, Kind, Op, TestServer, str_at, texts};
 use futures::future::join_all;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_of_a_working_task_returns_it_canceled() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.make_task(b, "TASK_STATE_WORKING").await;
         let id = str_at(&task, "id");
         let canceled = srv.ok(b, Op::CancelTask, json!({"id": id})).await;
@@ -33,7 +33,7 @@ async fn cancel_of_a_working_task_returns_it_canceled() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_of_a_terminal_task_is_task_not_cancelable_and_changes_nothing() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         for state in [
             "TASK_STATE_COMPLETED",
             "TASK_STATE_FAILED",
@@ -56,7 +56,7 @@ async fn cancel_of_a_terminal_task_is_task_not_cancelable_and_changes_nothing() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_of_an_unknown_task_is_task_not_found() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         srv.err(b, Op::CancelTask, json!({"id": "no-such-task"}))
             .await
             .assert_kind(Kind::TaskNotFound)
@@ -67,7 +67,7 @@ async fn cancel_of_an_unknown_task_is_task_not_found() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_of_a_task_waiting_for_input_cancels_it() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.make_task(b, "TASK_STATE_INPUT_REQUIRED").await;
         let id = str_at(&task, "id");
         let canceled = srv.ok(b, Op::CancelTask, json!({"id": id})).await;
@@ -81,7 +81,7 @@ async fn cancel_of_a_task_waiting_for_input_cancels_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_that_refuses_cancel_keeps_its_task_working() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let mut params = a2a_e2e::send_params("stubborn");
         params["configuration"] = json!({"returnImmediately": true});
         let task = srv.ok(b, Op::SendMessage, params).await["task"].clone();
@@ -102,7 +102,7 @@ async fn an_agent_that_refuses_cancel_keeps_its_task_working() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_accepts_a_metadata_body() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.make_task(b, "TASK_STATE_WORKING").await;
         let canceled = srv
             .ok(
@@ -118,7 +118,7 @@ async fn cancel_accepts_a_metadata_body() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_sees_the_cancel_as_the_last_event() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.make_task(Binding::JsonRpc, "TASK_STATE_WORKING").await;
         let id = str_at(&task, "id");
         let mut sub = srv.stream(b, Op::SubscribeToTask, json!({"id": id})).await;
@@ -147,7 +147,7 @@ async fn concurrent_cancels_of_many_running_tasks_all_end_canceled() {
         ids.push(str_at(&task, "id").to_owned());
     }
     let answers = join_all(ids.iter().enumerate().map(|(i, id)| {
-        let b = BOTH[i % 2];
+        let b = ALL[i % 2];
         srv.call(b, Op::CancelTask, json!({"id": id}))
     }))
     .await;

@@ -3,7 +3,7 @@
 //! cancel of a running countdown.
 
 use a2a_e2e::sse::summary;
-use a2a_e2e::{BOTH, Binding, Kind, Op, TestServer, reply_params, send_params, str_at, texts};
+use a2a_e2e::{ALL, Binding, Kind, Op, TestServer, reply_params, send_params, str_at, texts};
 use a2a_server::demo::DemoAgent;
 use serde_json::{Value, json};
 
@@ -37,7 +37,7 @@ async fn the_demo_card_lists_its_three_skills() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_echoes_text_as_an_artifact() {
     let srv = demo().await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.send_task(b, "hello there").await;
         assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
         assert_eq!(task["artifacts"][0]["name"], "echo");
@@ -49,7 +49,7 @@ async fn the_demo_echoes_text_as_an_artifact() {
 async fn a_streamed_countdown_is_merged_into_one_artifact() {
     let srv = demo().await;
     // Both bindings at once: the countdown takes a few hundred milliseconds each.
-    let runs = BOTH.map(|b| {
+    let runs = ALL.map(|b| {
         let srv = &srv;
         async move {
             let mut stream = srv
@@ -113,7 +113,7 @@ async fn a_streamed_countdown_is_merged_into_one_artifact() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_greets_over_two_turns() {
     let srv = demo().await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.send_task(b, "greet").await;
         assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
         assert_eq!(
@@ -144,7 +144,7 @@ async fn the_demo_greets_over_two_turns() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_countdown_can_be_canceled() {
     let srv = demo().await;
-    for b in BOTH {
+    for b in ALL {
         let mut stream = srv
             .stream(b, Op::SendStreamingMessage, send_params("countdown 50"))
             .await;

@@ -1,13 +1,13 @@
 //! GetTask (checklist 19): the bare task, and TaskNotFound for unknown ids in both bindings.
 
 use a2a_e2e::agents::Kitchen;
-use a2a_e2e::{BOTH, Binding, Kind, Op, TestServer, str_at};
+use a2a_e2e::{ALL, Binding, Kind, Op, TestServer, str_at};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_task_returns_the_bare_task_as_stored() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let sent = srv.send_task(b, "hello").await;
         let id = str_at(&sent, "id");
         let got = srv.ok(b, Op::GetTask, json!({"id": id})).await;
@@ -22,7 +22,7 @@ async fn get_task_returns_the_bare_task_as_stored() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_task_of_an_unknown_id_is_task_not_found() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         for id in [
             "no-such-task",
             "0196c4a2-8f5e-7a00-b000-000000000000",
@@ -58,7 +58,7 @@ async fn get_task_after_a_change_shows_the_new_version_and_a_cut_history_stays_c
     // must show the change, and a read with historyLength must never be served from (or
     // poison) the copy of the whole task.
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let asked = srv.make_task(b, "TASK_STATE_INPUT_REQUIRED").await;
         let id = str_at(&asked, "id").to_owned();
         for _ in 0..2 {

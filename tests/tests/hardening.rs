@@ -6,8 +6,8 @@
 use a2a_core::{Error, ErrorKind};
 use a2a_e2e::agents::Echo;
 use a2a_e2e::{
-    BOTH, Binding, Kind, Op, TestServer, header_str, message_id, send_json, str_at, user_message,
-    within,
+    ALL, BOTH, Binding, Kind, Op, TestServer, header_str, message_id, send_json, str_at,
+    user_message, within,
 };
 use a2a_server::{Agent, BuildError, RequestContext, Server, TaskEvents};
 use reqwest::header::HeaderValue;
@@ -234,7 +234,7 @@ async fn a_part_the_card_does_not_accept_is_content_type_not_supported() {
     };
     let srv = TestServer::start_with(Echo, |b| b.agent_card(text_only())).await;
     let png = json!({"raw": "iVBORw0KGgo=", "filename": "dot.png", "mediaType": "image/png"});
-    for binding in BOTH {
+    for binding in ALL {
         let err = srv
             .err(binding, Op::SendMessage, part_message(png.clone()))
             .await;
@@ -261,7 +261,7 @@ async fn a_part_the_card_does_not_accept_is_content_type_not_supported() {
     }
     let open =
         TestServer::start_with(Echo, |b| b.agent_card(text_only()).check_input_modes(false)).await;
-    for binding in BOTH {
+    for binding in ALL {
         open.ok(binding, Op::SendMessage, part_message(png.clone()))
             .await;
     }
@@ -285,7 +285,7 @@ impl Agent for Picky {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_refusing_before_its_first_event_is_answered_as_an_error() {
     let srv = TestServer::start(Picky).await;
-    for binding in BOTH {
+    for binding in ALL {
         let params = json!({"message": user_message("refuse params")});
         let err = srv.err(binding, Op::SendMessage, params.clone()).await;
         err.assert_kind(Kind::InvalidParams);
@@ -311,7 +311,7 @@ async fn an_agent_refusing_before_its_first_event_is_answered_as_an_error() {
     let list = srv.ok(Binding::JsonRpc, Op::ListTasks, json!({})).await;
     assert_eq!(list["totalSize"], 0, "{list:#}");
     // An internal failure still fails a task, which the caller can read.
-    for binding in BOTH {
+    for binding in ALL {
         let task = srv.send_task(binding, "crash").await;
         assert_eq!(task["status"]["state"], "TASK_STATE_FAILED", "{task:#}");
         let mut stream = srv

@@ -3,7 +3,7 @@
 //! negative → invalid params.
 
 use a2a_e2e::agents::Kitchen;
-use a2a_e2e::{BOTH, Binding, Kind, Op, TestServer, reply_params, str_at, texts};
+use a2a_e2e::{ALL, Binding, Kind, Op, TestServer, reply_params, str_at, texts};
 use serde_json::{Value, json};
 
 /// A greet task answered with `Ada`: four messages in its history.
@@ -32,7 +32,7 @@ fn history_texts(task: &Value) -> Vec<String> {
 async fn get_task_applies_history_length() {
     let srv = TestServer::start(Kitchen).await;
     let id = four_message_task(&srv).await;
-    for b in BOTH {
+    for b in ALL {
         let full = srv.ok(b, Op::GetTask, json!({"id": id})).await;
         assert_eq!(
             history_texts(&full),
@@ -75,7 +75,7 @@ async fn list_tasks_applies_history_length_to_every_task() {
     let srv = TestServer::start(Kitchen).await;
     four_message_task(&srv).await;
     four_message_task(&srv).await;
-    for b in BOTH {
+    for b in ALL {
         let full = srv.ok(b, Op::ListTasks, json!({})).await;
         let tasks = full["tasks"].as_array().unwrap();
         assert_eq!(tasks.len(), 2);
@@ -99,7 +99,7 @@ async fn list_tasks_applies_history_length_to_every_task() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn send_message_applies_history_length_to_the_returned_task() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         // A new task: one message in its history.
         let mut params = reply_params("unused", "hello");
         params["message"].as_object_mut().unwrap().remove("taskId");

@@ -2,7 +2,7 @@
 //! paging, and invalid parameters.
 
 use a2a_e2e::agents::Kitchen;
-use a2a_e2e::{BOTH, Binding, Kind, Op, TestServer, reply_params, send_params, str_at};
+use a2a_e2e::{ALL, BOTH, Binding, Kind, Op, TestServer, reply_params, send_params, str_at};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 
@@ -39,7 +39,7 @@ async fn task_in(srv: &TestServer, text: &str, ctx: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_empty_listing_still_has_every_required_field() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let listing = srv.ok(b, Op::ListTasks, json!({})).await;
         assert_eq!(
             listing,
@@ -55,7 +55,7 @@ async fn a_listing_has_every_required_field_and_an_empty_token_on_the_last_page(
     for i in 0..3 {
         srv.send_task(Binding::JsonRpc, &format!("hello {i}")).await;
     }
-    for b in BOTH {
+    for b in ALL {
         let listing = srv.ok(b, Op::ListTasks, json!({})).await;
         assert_required_fields(&listing);
         assert_eq!(listing["nextPageToken"], "");
@@ -86,7 +86,7 @@ async fn tasks_are_ordered_by_status_timestamp_newest_first() {
         reply_params(&greet_id, "Ada"),
     )
     .await;
-    for b in BOTH {
+    for b in ALL {
         let listing = srv.ok(b, Op::ListTasks, json!({})).await;
         let tasks = listing["tasks"].as_array().unwrap();
         assert_eq!(tasks.len(), 5);
@@ -110,7 +110,7 @@ async fn artifacts_are_listed_only_when_asked_for() {
     let srv = TestServer::start(Kitchen).await;
     srv.send_task(Binding::JsonRpc, "chunks").await;
     srv.send_task(Binding::JsonRpc, "hello").await;
-    for b in BOTH {
+    for b in ALL {
         for params in [json!({}), json!({"includeArtifacts": false})] {
             let listing = srv.ok(b, Op::ListTasks, params).await;
             for t in listing["tasks"].as_array().unwrap() {
@@ -179,7 +179,7 @@ async fn filters_work_alone_and_combined_and_paging_visits_every_match_once() {
         (None, Some("TASK_STATE_REJECTED"), Some(pivot.as_str())),
         (Some("ctx-none"), None, None),
     ];
-    for b in BOTH {
+    for b in ALL {
         for (ctx, state, after) in cases {
             let want = expected(ctx, state, after);
             let mut filters = json!({});

@@ -3,7 +3,7 @@
 //! new server opens the same directory, and every task reads back exactly as it was.
 
 use a2a_e2e::agents::Kitchen;
-use a2a_e2e::{BOTH, Binding, Kind, Op, TestServer, reply_params, send_params, str_at, texts};
+use a2a_e2e::{ALL, Binding, Kind, Op, TestServer, reply_params, send_params, str_at, texts};
 use a2a_server::SledStore;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -129,7 +129,7 @@ async fn before_restart(dir: &Path) -> Seen {
 
 async fn after_restart(dir: &Path, seen: Seen) {
     let srv = start(dir).await;
-    for b in BOTH {
+    for b in ALL {
         for (id, tenant, before) in &seen.tasks {
             let mut params = json!({"id": id});
             if let Some(t) = tenant {

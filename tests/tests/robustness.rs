@@ -5,7 +5,7 @@
 use a2a_e2e::agents::{Illegal, Kitchen};
 use a2a_e2e::sse::summary;
 use a2a_e2e::{
-    BOTH, Binding, Kind, Op, TestServer, message_id, reply_params, send_params, str_at, texts,
+    ALL, BOTH, Binding, Kind, Op, TestServer, message_id, reply_params, send_params, str_at, texts,
     within,
 };
 use futures::future::join_all;
@@ -62,10 +62,10 @@ async fn a_body_over_the_limit_is_refused_with_413_and_a_json_error() {
         assert_eq!(error["details"][0]["reason"], "PAYLOAD_TOO_LARGE");
     }
     // Nothing was created, and a body under the limit is served.
-    for b in BOTH {
+    for b in ALL {
         assert_eq!(srv.ok(b, Op::ListTasks, json!({})).await["totalSize"], 0);
     }
-    for b in BOTH {
+    for b in ALL {
         assert_eq!(
             srv.send_task(b, "small").await["status"]["state"],
             "TASK_STATE_COMPLETED"
@@ -193,7 +193,7 @@ async fn wrong_types_are_invalid_params() {
 async fn every_task_operation_on_an_unknown_id_is_task_not_found() {
     let srv = TestServer::start(Kitchen).await;
     let id = "0b7c9d3e-no-such-task";
-    for b in BOTH {
+    for b in ALL {
         for op in [Op::GetTask, Op::CancelTask] {
             srv.err(b, op, json!({"id": id}))
                 .await
@@ -219,7 +219,7 @@ async fn every_task_operation_on_an_unknown_id_is_task_not_found() {
 async fn illegal_transitions_are_returned_to_the_agent_and_leave_the_task_untouched() {
     let (agent, mut attempts) = Illegal::new();
     let srv = TestServer::start(agent).await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.send_task(b, "go").await;
         assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
         assert!(
@@ -257,7 +257,7 @@ async fn illegal_transitions_are_returned_to_the_agent_and_leave_the_task_untouc
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_agent_fails_its_task_and_the_server_keeps_serving() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         // A panic after the task exists.
         let task = srv.send_task(b, "panic please").await;
         assert_eq!(task["status"]["state"], "TASK_STATE_FAILED");
@@ -285,12 +285,12 @@ async fn a_panicking_agent_fails_its_task_and_the_server_keeps_serving() {
     }
     // Many at once, then ordinary work.
     let panics =
-        join_all((0..10).map(|i| srv.call(BOTH[i % 2], Op::SendMessage, send_params("panic"))))
+        join_all((0..10).map(|i| srv.call(ALL[i % 2], Op::SendMessage, send_params("panic"))))
             .await;
     for p in panics {
         assert_eq!(p.unwrap()["task"]["status"]["state"], "TASK_STATE_FAILED");
     }
-    for b in BOTH {
+    for b in ALL {
         let ok = srv.send_task(b, "still here").await;
         assert_eq!(ok["status"]["state"], "TASK_STATE_COMPLETED");
         assert_eq!(texts(&ok["artifacts"][0]["parts"]), ["still here"]);
@@ -307,7 +307,7 @@ async fn a_panicking_agent_fails_its_task_and_the_server_keeps_serving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_error_or_an_unfinished_task_fails_the_task_with_a_reason() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         for (text, reason) in [
             ("fail", "database unreachable"),
             ("unfinished", "without finishing"),
@@ -352,7 +352,7 @@ async fn shutting_the_server_down_ends_open_streams() {
     let (agent, _gate) = a2a_e2e::agents::Gated::new();
     let srv = TestServer::start(agent).await;
     let mut streams = Vec::new();
-    for b in BOTH {
+    for b in ALL {
         let mut s = srv
             .stream(b, Op::SendStreamingMessage, send_params("go"))
             .await;

@@ -5,7 +5,7 @@
 use a2a_e2e::agents::{Gated, Kitchen, REPORT_ID, Step};
 use a2a_e2e::sse::summary;
 use a2a_e2e::{
-    BOTH, Binding, Kind, Op, TestServer, reply_params, send_params, str_at, texts, user_message,
+    ALL, Binding, Kind, Op, TestServer, reply_params, send_params, str_at, texts, user_message,
     within,
 };
 use serde_json::{Value, json};
@@ -14,7 +14,7 @@ use std::collections::HashSet;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn send_message_wraps_a_task_in_result_task_never_a_bare_task() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let result = srv.ok(b, Op::SendMessage, send_params("hello")).await;
         let keys: Vec<&String> = result.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["task"], "{b:?}: {result:#}");
@@ -27,7 +27,7 @@ async fn send_message_wraps_a_task_in_result_task_never_a_bare_task() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_answer_is_wrapped_in_result_message_and_names_no_task() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let mut params = send_params("reply please");
         params["message"]["contextId"] = json!("ctx-reply");
         let result = srv.ok(b, Op::SendMessage, params).await;
@@ -57,7 +57,7 @@ async fn new_task_ids_are_server_generated_unique_and_come_with_a_context_id() {
     let srv = TestServer::start(Kitchen).await;
     let mut ids = HashSet::new();
     let mut contexts = HashSet::new();
-    for b in BOTH {
+    for b in ALL {
         for i in 0..5 {
             let task = srv.send_task(b, &format!("hello {i}")).await;
             let id = str_at(&task, "id").to_owned();
@@ -70,7 +70,7 @@ async fn new_task_ids_are_server_generated_unique_and_come_with_a_context_id() {
         }
     }
     // A client-chosen context is kept; the task id is still the server's.
-    for b in BOTH {
+    for b in ALL {
         let mut params = send_params("in my context");
         params["message"]["contextId"] = json!(format!("client-ctx-{b:?}"));
         let task = srv.ok(b, Op::SendMessage, params).await["task"].clone();
@@ -82,7 +82,7 @@ async fn new_task_ids_are_server_generated_unique_and_come_with_a_context_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_naming_an_unknown_task_is_task_not_found() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         // Clients cannot create tasks with their own ids.
         let err = srv
             .err(b, Op::SendMessage, reply_params("my-own-task-id", "hi"))
@@ -97,7 +97,7 @@ async fn a_message_naming_an_unknown_task_is_task_not_found() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_to_a_terminal_task_is_unsupported_operation_and_changes_nothing() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         for state in [
             "TASK_STATE_COMPLETED",
             "TASK_STATE_FAILED",
@@ -124,7 +124,7 @@ async fn a_message_to_a_terminal_task_is_unsupported_operation_and_changes_nothi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_id_with_another_context_id_is_invalid_params_and_changes_nothing() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.make_task(b, "TASK_STATE_INPUT_REQUIRED").await;
         let id = str_at(&task, "id");
         let before = srv.get_task(id).await;
@@ -140,7 +140,7 @@ async fn a_task_id_with_another_context_id_is_invalid_params_and_changes_nothing
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_with_only_the_task_id_keeps_the_tasks_context() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.make_task(b, "TASK_STATE_INPUT_REQUIRED").await;
         let id = str_at(&task, "id");
         let ctx = str_at(&task, "contextId");
@@ -172,7 +172,7 @@ async fn a_follow_up_with_only_the_task_id_keeps_the_tasks_context() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocking_send_returns_the_terminal_task_with_all_artifacts() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.send_task(b, "chunks").await;
         assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
         assert_eq!(texts(&task["status"]["message"]["parts"]), ["done"]);
@@ -190,7 +190,7 @@ async fn a_blocking_send_returns_the_terminal_task_with_all_artifacts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocking_send_returns_at_input_required() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.send_task(b, "greet").await;
         assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
         assert_eq!(task["status"]["message"]["role"], "ROLE_AGENT");
@@ -203,7 +203,7 @@ async fn a_blocking_send_returns_at_input_required() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocking_send_does_not_return_while_the_task_is_working() {
-    for b in BOTH {
+    for b in ALL {
         let (agent, gate) = Gated::new();
         let srv = std::sync::Arc::new(TestServer::start(agent).await);
         let sender = {
@@ -254,7 +254,7 @@ async fn a_blocking_send_does_not_return_while_the_task_is_working() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn return_immediately_answers_before_the_task_finishes() {
-    for b in BOTH {
+    for b in ALL {
         // The gated task cannot finish before the test releases it: an immediate answer
         // proves the server did not wait.
         let (agent, gate) = Gated::new();
@@ -301,7 +301,7 @@ async fn invalid_messages_are_invalid_params_naming_the_field() {
             "message.role",
         ),
     ];
-    for b in BOTH {
+    for b in ALL {
         for (message, field) in &cases {
             let err = srv
                 .err(b, Op::SendMessage, json!({"message": message}))
@@ -335,7 +335,7 @@ async fn invalid_messages_are_invalid_params_naming_the_field() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_refused_while_the_task_works_is_accepted_when_retried_at_input_required() {
-    for b in BOTH {
+    for b in ALL {
         let (agent, gate) = Gated::new();
         let srv = TestServer::start(agent).await;
         let mut stream = srv

@@ -3,7 +3,7 @@
 use a2a_e2e::agents::{Gated, Kitchen, Step};
 use a2a_e2e::sse::summary;
 use a2a_e2e::{
-    BOTH, Binding, Kind, Op, TestServer, is_millis_utc, message_id, reply_params, send_params,
+    ALL, BOTH, Binding, Kind, Op, TestServer, is_millis_utc, message_id, reply_params, send_params,
     str_at,
 };
 use serde_json::{Value, json};
@@ -27,7 +27,7 @@ fn enum_values(v: &Value, out: &mut Vec<String>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_state_and_role_is_a_full_proto_name_and_no_kind_key_is_emitted() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let mut seen = Vec::new();
         for state in [
             "TASK_STATE_COMPLETED",
@@ -80,7 +80,7 @@ async fn parts_round_trip_in_the_flat_shape() {
     // Output is standard, padded base64; everything else comes back as sent.
     let mut expected = sent.clone();
     expected[2]["raw"] = json!("+//+");
-    for b in BOTH {
+    for b in ALL {
         let message = json!({"messageId": message_id(), "role": "ROLE_USER", "parts": sent});
         let task = srv
             .ok(b, Op::SendMessage, json!({"message": message}))
@@ -141,7 +141,7 @@ fn statuses(v: &Value, out: &mut Vec<Value>) {
 async fn every_status_carries_a_millisecond_utc_timestamp() {
     let srv = TestServer::start(Kitchen).await;
     let mut all = Vec::new();
-    for b in BOTH {
+    for b in ALL {
         // Statuses set by agents, and by the server itself (FAILED after a panic or an error,
         // CANCELED, WORKING on a follow-up).
         for text in ["hello", "panic now", "fail", "reject", "unfinished", "noop"] {

@@ -5,7 +5,7 @@
 use a2a_e2e::agents::{Gated, Kitchen, REPORT_ID, Step};
 use a2a_e2e::sse::summary;
 use a2a_e2e::{
-    BOTH, Binding, Kind, Op, TestServer, header_str, reply_params, send_params, str_at, texts,
+    ALL, BOTH, Binding, Kind, Op, TestServer, header_str, reply_params, send_params, str_at, texts,
 };
 use serde_json::json;
 use std::time::Duration;
@@ -25,7 +25,7 @@ async fn with_streaming_off_both_streaming_operations_are_unsupported() {
         .unwrap();
     assert_ne!(card["capabilities"]["streaming"], true);
     let task = srv.make_task(Binding::JsonRpc, "TASK_STATE_WORKING").await;
-    for b in BOTH {
+    for b in ALL {
         let err = srv
             .open_stream(b, Op::SendStreamingMessage, send_params("hello"), &[])
             .await
@@ -47,13 +47,20 @@ async fn with_streaming_off_both_streaming_operations_are_unsupported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_is_sse_with_the_task_first_and_ends_after_the_terminal_event() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let mut stream = srv
             .stream(b, Op::SendStreamingMessage, send_params("chunks"))
             .await;
         assert_eq!(stream.status, 200);
-        assert!(header_str(&stream.headers, "content-type").starts_with("text/event-stream"));
-        assert_eq!(header_str(&stream.headers, "cache-control"), "no-cache");
+        if b == Binding::Grpc {
+            assert_eq!(
+                header_str(&stream.headers, "content-type"),
+                "application/grpc"
+            );
+        } else {
+            assert!(header_str(&stream.headers, "content-type").starts_with("text/event-stream"));
+            assert_eq!(header_str(&stream.headers, "cache-control"), "no-cache");
+        }
         let events = stream.rest().await;
         assert_eq!(
             summary(&events),
@@ -93,7 +100,9 @@ async fn a_stream_is_sse_with_the_task_first_and_ends_after_the_terminal_event()
             ["done"]
         );
         // One single-line `data:` per event, with increasing `id:` sequence numbers.
-        assert_eq!(stream.parser.data_lines, events.len());
+        if b != Binding::Grpc {
+            assert_eq!(stream.parser.data_lines, events.len());
+        }
     }
 }
 
@@ -132,7 +141,7 @@ async fn sse_ids_increase_and_json_rpc_events_echo_a_string_request_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_answer_streams_one_message_then_closes() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let mut stream = srv
             .stream(b, Op::SendStreamingMessage, send_params("reply hi"))
             .await;
@@ -146,7 +155,7 @@ async fn a_message_answer_streams_one_message_then_closes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_closes_at_input_required_and_a_follow_up_streams_to_the_end() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let mut stream = srv
             .stream(b, Op::SendStreamingMessage, send_params("greet"))
             .await;
@@ -181,7 +190,7 @@ async fn a_stream_closes_at_input_required_and_a_follow_up_streams_to_the_end() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamed_chunks_are_merged_in_the_stored_task() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let mut stream = srv
             .stream(b, Op::SendStreamingMessage, send_params("chunks"))
             .await;
@@ -224,7 +233,7 @@ async fn a_chunk_without_append_replaces_the_artifact() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_agents_stream_ends_with_the_failed_status() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let mut stream = srv
             .stream(b, Op::SendStreamingMessage, send_params("fail"))
             .await;
@@ -263,7 +272,7 @@ async fn an_idle_stream_carries_keep_alive_comments() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_before_the_first_event_are_plain_errors_not_streams() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let err = srv
             .open_stream(
                 b,
@@ -291,7 +300,7 @@ async fn errors_before_the_first_event_are_plain_errors_not_streams() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn return_immediately_does_not_shorten_a_stream() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let mut params = send_params("chunks");
         params["configuration"] = json!({"returnImmediately": true});
         let mut stream = srv.stream(b, Op::SendStreamingMessage, params).await;

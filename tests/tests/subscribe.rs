@@ -5,7 +5,7 @@
 use a2a_e2e::agents::{Gate, Gated, Kitchen, Step};
 use a2a_e2e::sse::summary;
 use a2a_e2e::{
-    BOTH, Binding, Kind, Op, SseStream, TestServer, header_str, reply_params, send_params, str_at,
+    ALL, Binding, Kind, Op, SseStream, TestServer, header_str, reply_params, send_params, str_at,
     texts, within,
 };
 use futures::future::join_all;
@@ -48,7 +48,7 @@ const SCRIPT: [&str; 6] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_event_is_the_current_task_snapshot() {
-    for b in BOTH {
+    for b in ALL {
         let (agent, gate) = Gated::new();
         let srv = TestServer::start(agent).await;
         let (mut sender, id) = gated_task(&srv).await;
@@ -133,7 +133,7 @@ async fn two_hundred_concurrent_subscribers_receive_identical_sequences() {
     let (_sender, id) = gated_task(&srv).await;
     // Open every subscription and read its snapshot before anything else happens.
     let opened = join_all((0..200).map(|i| {
-        let b = BOTH[i % 2];
+        let b = ALL[i % 2];
         let srv = &srv;
         let id = id.clone();
         async move {
@@ -207,7 +207,7 @@ async fn a_client_disconnecting_mid_stream_disturbs_neither_the_task_nor_other_s
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscribing_to_a_task_waiting_for_input_follows_its_continuation() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let task = srv.make_task(b, "TASK_STATE_INPUT_REQUIRED").await;
         let id = str_at(&task, "id");
         let mut sub = srv.stream(b, Op::SubscribeToTask, json!({"id": id})).await;
@@ -233,7 +233,7 @@ async fn subscribing_to_a_task_waiting_for_input_follows_its_continuation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscribing_to_a_terminal_task_is_a_plain_unsupported_operation_error() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         for state in [
             "TASK_STATE_COMPLETED",
             "TASK_STATE_FAILED",
@@ -254,7 +254,7 @@ async fn subscribing_to_a_terminal_task_is_a_plain_unsupported_operation_error()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscribing_to_an_unknown_task_is_task_not_found() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let err = srv
             .open_stream(b, Op::SubscribeToTask, json!({"id": "no-such-task"}), &[])
             .await

@@ -3,7 +3,9 @@
 
 use a2a_core::{AgentExtension, AgentSkill};
 use a2a_e2e::agents::Kitchen;
-use a2a_e2e::{ApiError, BOTH, Binding, Kind, Op, TestServer, header_str, send_params, str_at};
+use a2a_e2e::{
+    ALL, ApiError, BOTH, Binding, Kind, Op, TestServer, header_str, send_params, str_at,
+};
 use serde_json::{Value, json};
 
 /// Parameters that route `op` in both bindings (ids need not exist).
@@ -169,7 +171,7 @@ async fn a_required_extension_the_client_did_not_request_is_extension_support_re
         .unwrap();
     assert_eq!(card["capabilities"]["extensions"][0]["uri"], REQUIRED);
     assert_eq!(card["capabilities"]["extensions"][0]["required"], true);
-    for b in BOTH {
+    for b in ALL {
         for headers in [
             &[][..],
             &[("A2A-Extensions", OPTIONAL)][..],
@@ -204,7 +206,7 @@ async fn a_required_extension_the_client_did_not_request_is_extension_support_re
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn activated_extensions_are_echoed_in_the_response_header() {
     let srv = server_with_extensions().await;
-    for b in BOTH {
+    for b in ALL {
         // Only the required one.
         let reply = srv
             .raw(
@@ -258,7 +260,7 @@ async fn activated_extensions_are_echoed_in_the_response_header() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_declared_extensions_no_extension_header_is_sent() {
     let srv = TestServer::start(Kitchen).await;
-    for b in BOTH {
+    for b in ALL {
         let reply = srv
             .raw(
                 b,

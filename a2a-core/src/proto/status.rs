@@ -104,7 +104,7 @@ impl Error {
         let mut error = Self {
             code: ErrorKind::Internal.json_rpc_code(),
             message: message.to_owned(),
-            details: read_details(details).unwrap_or_default(),
+            details: status_details(details).unwrap_or_default(),
         };
         let kind = error
             .reason()
@@ -128,7 +128,7 @@ fn kind_of_code(code: i32) -> Option<ErrorKind> {
     Some(match GRPC_CODE_NAMES.get(usize::try_from(code).ok()?)? {
         &"INVALID_ARGUMENT" => ErrorKind::InvalidParams,
         &"NOT_FOUND" => ErrorKind::TaskNotFound,
-        &"UNIMPLEMENTED" => ErrorKind::UnsupportedOperation,
+        &"UNIMPLEMENTED" => ErrorKind::MethodNotFound,
         &"UNAUTHENTICATED" => ErrorKind::Unauthenticated,
         &"PERMISSION_DENIED" => ErrorKind::PermissionDenied,
         &"RESOURCE_EXHAUSTED" => ErrorKind::PayloadTooLarge,
@@ -137,8 +137,10 @@ fn kind_of_code(code: i32) -> Option<ErrorKind> {
     })
 }
 
-/// The details of an encoded `google.rpc.Status`, as ProtoJSON `Any` objects.
-fn read_details(mut status: &[u8]) -> Result<Vec<Value>, ProtoError> {
+/// The details of an encoded `google.rpc.Status` (a `grpc-status-details-bin`), as ProtoJSON
+/// `Any` objects: ErrorInfo and BadRequest with their fields, others as `{"@type", "value"}`
+/// with the value in base64.
+pub fn status_details(mut status: &[u8]) -> Result<Vec<Value>, ProtoError> {
     let mut details = Vec::new();
     while !status.is_empty() {
         let (3, Raw::Len(mut any)) = wire::next_field(&mut status)? else {
