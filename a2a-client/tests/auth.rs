@@ -9,7 +9,7 @@ use a2a_core::{
     AgentCard, ApiKeySecurityScheme, ListTasksRequest, Message, SecurityScheme, SendMessageRequest,
 };
 use a2a_server::demo::DemoAgent;
-use common::{Seen, TestServer, both_bindings, collect, task_of, within};
+use common::{Seen, TestServer, collect, each_binding, http_bindings, task_of, within};
 
 /// Makes one call of each kind: SendMessage, GetTask, ListTasks, SendStreamingMessage.
 async fn exercise(client: &Client) {
@@ -48,7 +48,7 @@ fn assert_every_call(server: &TestServer, check: impl Fn(&Seen) -> bool, what: &
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_bearer_token_reaches_the_server_on_every_call(binding) {
         let server = TestServer::demo().await;
         let client = server
@@ -66,7 +66,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn an_api_key_in_a_header_reaches_the_server(binding) {
         let server = TestServer::demo().await;
         let client = server
@@ -80,7 +80,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+http_bindings! {
     async fn an_api_key_in_the_query_reaches_the_server(binding) {
         let server = TestServer::demo().await;
         let client = server
@@ -101,7 +101,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn an_api_key_in_a_cookie_reaches_the_server(binding) {
         let server = TestServer::demo().await;
         let client = server
@@ -166,7 +166,7 @@ async fn an_api_key_from_a_card_without_a_key_scheme_is_a_config_error() {
     assert!(matches!(err, a2a_client::Error::Config(_)), "{err}");
 }
 
-both_bindings! {
+each_binding! {
     async fn extra_headers_and_several_interceptors_all_reach_the_server(binding) {
         let server = TestServer::demo().await;
         let client = server

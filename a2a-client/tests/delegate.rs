@@ -6,14 +6,14 @@ mod common;
 use a2a_client::{DelegateOptions, Error};
 use a2a_core::{Message, SendMessageResponse, StreamResponse, TaskState};
 use a2a_server::{Agent, RequestContext, TaskEvents};
-use common::{Stepper, TestServer, both_bindings, task_of, within};
+use common::{Stepper, TestServer, each_binding, task_of, within};
 use std::time::Duration;
 
 fn options() -> DelegateOptions {
     DelegateOptions::default().deadline(common::WAIT)
 }
 
-both_bindings! {
+each_binding! {
     async fn delegate_assembles_the_chunks_of_a_countdown_into_one_artifact(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -36,7 +36,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn reply_answers_the_greeting_question_in_the_same_task_and_context(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -71,7 +71,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn delegate_with_reports_every_event_as_it_arrives(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -106,7 +106,7 @@ impl Agent for Replier {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn delegate_returns_a_message_reply_as_a_message(binding) {
         let server = TestServer::start(Replier, |b| b).await;
         let client = server.client(binding).await;
@@ -120,7 +120,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn delegate_gives_up_at_its_deadline(binding) {
         let agent = Stepper::new(1);
         let server = TestServer::start(agent.clone(), |b| b).await;

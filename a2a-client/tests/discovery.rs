@@ -246,7 +246,7 @@ async fn the_resolver_sends_its_headers_with_every_fetch() {
 }
 
 #[tokio::test]
-async fn our_server_card_is_fresh_for_its_max_age_and_lists_both_bindings() {
+async fn our_server_card_is_fresh_for_its_max_age_and_lists_each_binding() {
     let server = TestServer::demo().await;
     let resolver = resolver();
     let (card, outcome) = resolve(&resolver, &server.url).await;

@@ -6,7 +6,7 @@ mod common;
 use a2a_client::DelegateOptions;
 use a2a_core::{Message, SendMessageResponse, StreamResponse, TaskState};
 use a2a_server::demo::DemoAgent;
-use common::{Stepper, TestServer, both_bindings, collect, task_of, within};
+use common::{Stepper, TestServer, collect, each_binding, task_of, within};
 use std::time::Duration;
 
 fn fast_polling() -> DelegateOptions {
@@ -22,7 +22,7 @@ async fn no_streaming() -> TestServer {
     .await
 }
 
-both_bindings! {
+each_binding! {
     async fn delegate_polls_an_agent_that_cannot_stream_until_the_task_completes(binding) {
         let server = no_streaming().await;
         let client = server.client(binding).await;
@@ -47,7 +47,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn delegate_stream_yields_a_snapshot_for_each_change_polling_sees(binding) {
         let agent = Stepper::new(2);
         let server = TestServer::start(agent.clone(), |b| b.streaming(false)).await;
@@ -73,7 +73,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn delegate_stops_polling_when_the_task_needs_input(binding) {
         let server = no_streaming().await;
         let client = server.client(binding).await;
@@ -97,7 +97,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn force_polling_polls_an_agent_that_could_stream(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;

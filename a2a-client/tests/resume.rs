@@ -3,7 +3,9 @@
 //! caller sees every event exactly once. A server that honours `Last-Event-ID` replays what the
 //! client missed; one that does not (simulated by a proxy that hides the header) opens the new
 //! stream with a task snapshot, which the client drops when its `id:` shows nothing new, or
-//! passes on when the task moved on meanwhile.
+//! passes on when the task moved on meanwhile. Over gRPC the proxy counts and cuts messages,
+//! the ids come in the events' metadata (the resumable-streams extension), and `last-event-id`
+//! is request metadata.
 
 mod common;
 
@@ -15,7 +17,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use common::{Recorder, Stepper, TestServer, both_bindings, collect, fold, shape, within};
+use common::{Recorder, Stepper, TestServer, collect, each_binding, fold, shape, within};
 use futures::StreamExt as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -75,6 +77,8 @@ enum Step {
 struct ProxyState {
     upstream: String,
     http: reqwest::Client,
+    /// The upstream server's gRPC binding (the same port).
+    grpc: tonic::transport::Channel,
     cuts: Vec<Cut>,
     /// Drop `Last-Event-ID` on the way, as if the server did not know it.
     strip_last_event_id: bool,
@@ -107,6 +111,9 @@ impl CuttingProxy {
         let state = Arc::new(ProxyState {
             upstream: upstream.to_owned(),
             http: reqwest::Client::new(),
+            grpc: tonic::transport::Endpoint::from_shared(upstream.to_owned())
+                .expect("upstream URL")
+                .connect_lazy(),
             cuts,
             strip_last_event_id,
             streams: AtomicUsize::new(0),
@@ -161,6 +168,13 @@ async fn forward(State(p): State<Arc<ProxyState>>, request: Request) -> Response
     let body = axum::body::to_bytes(body, usize::MAX)
         .await
         .expect("request body");
+    let is_grpc = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
+    if is_grpc {
+        return forward_grpc(p, parts, body).await;
+    }
     let path = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
     let mut headers = parts.headers.clone();
     headers.remove(header::HOST);
@@ -233,6 +247,100 @@ async fn forward(State(p): State<Arc<ProxyState>>, request: Request) -> Response
         }
     };
     (status, headers, Body::from_stream(events)).into_response()
+}
+
+/// The gRPC side of the proxy: the call is made upstream with tonic, and answered with tonic;
+/// a stream's messages are the events counted and cut (an abort ends it with `UNAVAILABLE`, as
+/// a client sees a broken connection; a close ends it with `OK`, too early).
+async fn forward_grpc(
+    p: Arc<ProxyState>,
+    parts: axum::http::request::Parts,
+    body: Bytes,
+) -> Response {
+    use a2a_core::proto::{self, BytesCodec};
+    use tonic::metadata::MetadataMap;
+    let method = proto::method_of_path(parts.uri.path()).expect("an A2A gRPC method");
+    let path = axum::http::uri::PathAndQuery::try_from(parts.uri.path()).expect("a path");
+    let mut headers = parts.headers.clone();
+    if p.strip_last_event_id {
+        headers.remove("last-event-id");
+    }
+    let message = body.slice(5..);
+    let upstream_request = tonic::Request::from_parts(
+        MetadataMap::from_headers(headers),
+        Default::default(),
+        message,
+    );
+    let mut upstream = tonic::client::Grpc::new(p.grpc.clone());
+    upstream
+        .ready()
+        .await
+        .expect("the upstream server is ready");
+    let request = axum::http::Request::from_parts(parts, http_body_util::Full::new(body));
+    let mut server = tonic::server::Grpc::new(BytesCodec);
+    let response = if !method.is_streaming() {
+        let mut answer = Some(upstream.unary(upstream_request, path, BytesCodec).await);
+        let service = tower::service_fn(move |_: tonic::Request<Bytes>| {
+            std::future::ready(answer.take().expect("called once"))
+        });
+        server.unary(service, request).await
+    } else {
+        let answer = upstream
+            .server_streaming(upstream_request, path, BytesCodec)
+            .await;
+        let n = p.streams.fetch_add(1, Ordering::SeqCst);
+        let cut = p.cuts.get(n).cloned();
+        let steps = p.steps.clone();
+        let mut answer = Some(answer);
+        let service = tower::service_fn(move |_: tonic::Request<Bytes>| {
+            let answer = answer.take().expect("called once");
+            let cut = cut.clone();
+            let steps = steps.clone();
+            async move {
+                let (metadata, mut messages, _) = answer?.into_parts();
+                let _ = steps.send(Step::Opened(n));
+                let events = async_stream::stream! {
+                    let mut count = 0;
+                    loop {
+                        if let Some(cut) = cut.as_ref().filter(|c| c.after == count) {
+                            if let Some(trigger) = &cut.trigger {
+                                trigger.notified().await;
+                            }
+                            if cut.how == How::Abort {
+                                yield Err(tonic::Status::unavailable("the proxy cut the stream"));
+                            }
+                            return;
+                        }
+                        match messages.message().await {
+                            Ok(Some(bytes)) => {
+                                let mut event: StreamResponse =
+                                    proto::decode(&bytes, &proto::schema::STREAM_RESPONSE)
+                                        .expect("an event");
+                                count += 1;
+                                let _ = steps.send(Step::Forwarded(n, event.take_event_id()));
+                                yield Ok(bytes);
+                            }
+                            Ok(None) => return,
+                            Err(status) => {
+                                yield Err(status);
+                                return;
+                            }
+                        }
+                    }
+                };
+                Ok::<_, tonic::Status>(tonic::Response::from_parts(
+                    metadata,
+                    Box::pin(events)
+                        as std::pin::Pin<
+                            Box<dyn futures::Stream<Item = Result<Bytes, tonic::Status>> + Send>,
+                        >,
+                    Default::default(),
+                ))
+            }
+        });
+        server.server_streaming(service, request).await
+    };
+    response.map(Body::new)
 }
 
 /// A client for `server` that goes through `proxy`.
@@ -378,19 +486,19 @@ async fn cut_between_steps(binding: Binding, how: How, proxy_ignores_last_event_
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_stream_cut_between_steps_resumes_and_yields_the_events_of_an_uncut_run(binding) {
         cut_between_steps(binding, How::Abort, false).await;
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_stream_closed_early_between_steps_resumes_and_yields_the_events_of_an_uncut_run(binding) {
         cut_between_steps(binding, How::Close, false).await;
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_snapshot_already_seen_is_dropped_when_the_server_ignores_last_event_id(binding) {
         cut_between_steps(binding, How::Abort, true).await;
     }
@@ -440,7 +548,7 @@ async fn cut_while_the_agent_moves_on(
     events
 }
 
-both_bindings! {
+each_binding! {
     async fn a_stream_cut_while_the_agent_moves_on_still_yields_every_change_once(binding) {
         let uncut: Vec<String> = uncut_run(binding).await.iter().map(shape).collect();
         let events = cut_while_the_agent_moves_on(binding, false).await;
@@ -452,7 +560,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_server_ignoring_last_event_id_catches_the_client_up_with_one_snapshot(binding) {
         let events = cut_while_the_agent_moves_on(binding, true).await;
         let shapes: Vec<String> = events.iter().map(shape).collect();
@@ -460,7 +568,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_countdown_cut_twice_completes_with_every_chunk_exactly_once(binding) {
         for ignore_last_event_id in [false, true] {
             let server = TestServer::demo().await;
@@ -490,7 +598,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_stream_cut_before_its_first_event_ends_with_stream_ended(binding) {
         let server = TestServer::demo().await;
         let (cut, trigger) = Cut::on_signal(0, How::Abort);
@@ -511,7 +619,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_stream_that_keeps_breaking_gives_up_after_the_retry_budget(binding) {
         let agent = Stepper::new(3);
         let server = TestServer::start(agent.clone(), |b| b).await;
@@ -575,13 +683,13 @@ async fn ends_while_cut_off(
     events
 }
 
-both_bindings! {
+each_binding! {
     async fn a_task_that_ends_while_cut_off_is_followed_to_its_end(binding) {
         ends_while_cut_off(binding, false).await;
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_task_that_ends_while_cut_off_is_reported_by_its_final_state_when_it_cannot_be_replayed(binding) {
         let events = ends_while_cut_off(binding, true).await;
         let shapes: Vec<String> = events.iter().map(shape).collect();
@@ -589,12 +697,15 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_resubscribe_answered_with_503_is_tried_again(binding) {
-        for body in [
-            common::a2a_error_body(binding, a2a_core::ErrorKind::Internal, "overloaded"),
-            serde_json::json!("Service Unavailable"),
-        ] {
+        let mut bodies = vec![serde_json::json!("Service Unavailable")];
+        // An HTTP 503 is retried even when it carries an A2A error; gRPC has no such status
+        // (the fault becomes UNAVAILABLE without one).
+        if binding != Binding::Grpc {
+            bodies.push(common::a2a_error_body(binding, a2a_core::ErrorKind::Internal, "overloaded"));
+        }
+        for body in bodies {
             let agent = Stepper::new(3);
             let server = TestServer::start(agent.clone(), |b| b).await;
             let (cut, trigger) = Cut::on_signal(4, How::Abort);
@@ -623,7 +734,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_cut_subscription_resumes_too(binding) {
         let agent = Stepper::new(2);
         let server = TestServer::start(agent.clone(), |b| b).await;

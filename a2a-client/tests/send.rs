@@ -5,9 +5,9 @@ mod common;
 
 use a2a_client::Binding;
 use a2a_core::{ErrorKind, Message, Role, SendMessageRequest, TaskState};
-use common::{TestServer, both_bindings, task_of, within};
+use common::{TestServer, each_binding, task_of, within};
 
-both_bindings! {
+each_binding! {
     async fn a_blocking_send_returns_the_completed_task_with_its_artifact(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -22,7 +22,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_send_with_return_immediately_answers_before_the_task_ends(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -48,7 +48,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_history_length_of_zero_leaves_the_history_out(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -59,7 +59,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn an_input_required_task_continues_in_the_same_task_and_context(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -81,7 +81,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_message_for_an_unknown_task_is_task_not_found(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -93,7 +93,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_message_for_a_finished_task_is_unsupported_operation(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -106,7 +106,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_message_without_parts_is_invalid_params_and_not_retried(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -122,12 +122,12 @@ both_bindings! {
 #[tokio::test]
 async fn the_client_sends_a2a_version_1_0_with_every_call() {
     let server = TestServer::demo().await;
-    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
         let client = server.client(binding).await;
         within("send", client.send_text("v")).await.expect("send");
     }
     let calls = server.seen.calls();
-    assert_eq!(calls.len(), 2);
+    assert_eq!(calls.len(), 3);
     for call in calls {
         assert_eq!(call.header("a2a-version"), Some("1.0"), "{}", call.op());
     }

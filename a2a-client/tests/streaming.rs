@@ -3,10 +3,10 @@
 mod common;
 
 use a2a_core::{ErrorKind, Message, SendMessageRequest, StreamResponse, TaskState};
-use common::{Stepper, TestServer, both_bindings, collect, fold, shape, task_of, within};
+use common::{Stepper, TestServer, collect, each_binding, fold, shape, task_of, within};
 use futures::StreamExt as _;
 
-both_bindings! {
+each_binding! {
     async fn a_streamed_countdown_yields_the_task_then_every_update_until_completion(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -34,7 +34,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn subscribing_to_a_running_task_starts_with_its_snapshot_and_follows_it_to_the_end(binding) {
         let agent = Stepper::new(3);
         let server = TestServer::start(agent.clone(), |b| b).await;
@@ -77,7 +77,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn two_subscribers_see_the_same_events(binding) {
         let agent = Stepper::new(2);
         let server = TestServer::start(agent.clone(), |b| b).await;
@@ -99,7 +99,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_stream_ends_when_the_task_needs_input(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -113,7 +113,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn subscribing_to_a_finished_task_is_unsupported_operation(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -126,7 +126,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn subscribing_to_an_unknown_task_is_task_not_found(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -138,7 +138,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn streaming_from_an_agent_that_cannot_stream_is_unsupported_operation(binding) {
         let server =
             TestServer::start(a2a_server::demo::DemoAgent, |b| b.streaming(false)).await;

@@ -7,7 +7,7 @@ use a2a_core::{
     ContextId, ErrorKind, GetTaskRequest, ListTasksRequest, Message, SendMessageRequest, Task,
     TaskState, Timestamp,
 };
-use common::{TestServer, both_bindings, task_of, within};
+use common::{TestServer, each_binding, task_of, within};
 
 async fn send(client: &Client, message: Message) -> Task {
     task_of(
@@ -20,7 +20,7 @@ async fn send(client: &Client, message: Message) -> Task {
     )
 }
 
-both_bindings! {
+each_binding! {
     async fn get_task_returns_the_stored_task_with_as_much_history_as_asked(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -38,7 +38,7 @@ both_bindings! {
         let got = server.seen.calls_of("GetTask");
         assert_eq!(got.len(), 2);
         match binding {
-            a2a_client::Binding::JsonRpc => {
+            a2a_client::Binding::JsonRpc | a2a_client::Binding::Grpc => {
                 assert_eq!(got[1].params()["historyLength"], 0);
             }
             _ => {
@@ -49,7 +49,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn get_task_of_an_unknown_id_is_task_not_found(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -59,7 +59,7 @@ both_bindings! {
         assert_eq!(err.kind(), Some(ErrorKind::TaskNotFound), "{err}");
         let a2a_client::Error::Remote { status, .. } = err else { unreachable!() };
         let expected = match binding {
-            a2a_client::Binding::JsonRpc => 200,
+            a2a_client::Binding::JsonRpc | a2a_client::Binding::Grpc => 200,
             _ => 404,
         };
         assert_eq!(status, expected);
@@ -67,7 +67,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn list_tasks_filters_by_context_and_state_and_pages_with_tokens(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -155,7 +155,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn list_tasks_with_a_bad_page_size_is_invalid_params(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -168,7 +168,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn cancel_task_stops_a_running_countdown(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;
@@ -185,7 +185,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn cancel_task_of_a_finished_task_is_task_not_cancelable(binding) {
         let server = TestServer::demo().await;
         let client = server.client(binding).await;

@@ -5,7 +5,7 @@ mod common;
 
 use a2a_client::{Binding, Client};
 use a2a_core::{AgentCard, ErrorKind, ListTasksRequest, Message, SendMessageRequest, TaskState};
-use common::{TestServer, both_bindings, collect, task_of, within};
+use common::{TestServer, collect, each_binding, task_of, within};
 
 /// The server's card with `tenant` set on every interface, as a multi-tenant host would
 /// publish it.
@@ -24,7 +24,7 @@ fn tenant_client(server: &TestServer, binding: Binding, tenant: &str) -> Client 
         .expect("client")
 }
 
-both_bindings! {
+each_binding! {
     async fn the_tenant_of_the_interface_is_sent_with_every_request(binding) {
         let server = TestServer::demo().await;
         let client = tenant_client(&server, binding, "acme");
@@ -52,6 +52,10 @@ both_bindings! {
                     assert_eq!(call.path, "/");
                     assert_eq!(call.params()["tenant"], "acme", "{}", call.op());
                 }
+                Binding::Grpc => {
+                    assert!(call.path.starts_with("/lf.a2a.v1.A2AService/"), "{}", call.path);
+                    assert_eq!(call.params()["tenant"], "acme", "{}", call.op());
+                }
                 _ => {
                     assert!(call.path.starts_with("/acme/"), "{} {}", call.method, call.path);
                     assert!(call.params().get("tenant").is_none(), "the tenant is in the path");
@@ -61,7 +65,7 @@ both_bindings! {
     }
 }
 
-both_bindings! {
+each_binding! {
     async fn a_task_created_under_a_tenant_is_visible_only_under_that_tenant(binding) {
         let server = TestServer::demo().await;
         let acme = tenant_client(&server, binding, "acme");
@@ -95,7 +99,7 @@ both_bindings! {
 #[tokio::test]
 async fn an_interface_without_a_tenant_sends_none() {
     let server = TestServer::demo().await;
-    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
         let client = server.client(binding).await;
         within("send", client.send_text("hello"))
             .await
@@ -106,4 +110,6 @@ async fn an_interface_without_a_tenant_sends_none() {
     assert!(calls[0].params().get("tenant").is_none());
     assert_eq!(calls[1].path, "/message:send");
     assert!(calls[1].params().get("tenant").is_none());
+    assert_eq!(calls[2].path, "/lf.a2a.v1.A2AService/SendMessage");
+    assert!(calls[2].params().get("tenant").is_none());
 }

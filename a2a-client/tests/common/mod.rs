@@ -6,8 +6,8 @@
 
 use a2a_client::{Binding, Client, ClientBuilder, EventStream, RetryPolicy};
 use a2a_core::{
-    AgentCard, Artifact, ArtifactId, BINDING_HTTP_JSON, BINDING_JSONRPC, Error, Message,
-    StreamResponse, Task,
+    AgentCard, Artifact, ArtifactId, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC, Error,
+    Message, StreamResponse, Task,
 };
 use a2a_server::demo::DemoAgent;
 use a2a_server::{Agent, RequestContext, Server, ServerBuilder, TaskEvents};
@@ -35,10 +35,44 @@ pub(crate) async fn within<F: Future>(what: &str, f: F) -> F::Output {
         .unwrap_or_else(|_| panic!("timed out after {WAIT:?}: {what}"))
 }
 
-/// Defines one test per binding: `name::over_jsonrpc` and `name::over_http_json`, each running
-/// the body with `$binding` set.
+/// Defines one test per binding: `name::over_jsonrpc`, `name::over_http_json` and
+/// `name::over_grpc`, each running the body with `$binding` set.
 #[allow(unused_macros)]
-macro_rules! both_bindings {
+macro_rules! each_binding {
+    ($(#[$attr:meta])* async fn $name:ident($binding:ident) $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            async fn run($binding: ::a2a_client::Binding) $body
+
+            $(#[$attr])*
+            #[tokio::test]
+            async fn over_jsonrpc() {
+                run(::a2a_client::Binding::JsonRpc).await
+            }
+
+            $(#[$attr])*
+            #[tokio::test]
+            async fn over_http_json() {
+                run(::a2a_client::Binding::HttpJson).await
+            }
+
+            $(#[$attr])*
+            #[tokio::test]
+            async fn over_grpc() {
+                run(::a2a_client::Binding::Grpc).await
+            }
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use each_binding;
+
+/// Defines one test per HTTP binding (`name::over_jsonrpc`, `name::over_http_json`), for what
+/// gRPC has no counterpart of (HTTP statuses, query strings, HTTP/1.1 proxies).
+#[allow(unused_macros)]
+macro_rules! http_bindings {
     ($(#[$attr:meta])* async fn $name:ident($binding:ident) $body:block) => {
         mod $name {
             #[allow(unused_imports)]
@@ -61,12 +95,13 @@ macro_rules! both_bindings {
     };
 }
 #[allow(unused_imports)]
-pub(crate) use both_bindings;
+pub(crate) use http_bindings;
 
 /// The binding name a card uses for `binding`.
 pub(crate) fn binding_name(binding: Binding) -> &'static str {
     match binding {
         Binding::JsonRpc => BINDING_JSONRPC,
+        Binding::Grpc => BINDING_GRPC,
         _ => BINDING_HTTP_JSON,
     }
 }
@@ -121,13 +156,32 @@ pub(crate) struct Seen {
 }
 
 impl Seen {
-    /// The body as JSON (`Null` when empty or not JSON).
+    /// Whether this is a gRPC call.
+    pub(crate) fn is_grpc(&self) -> bool {
+        self.header("content-type")
+            .is_some_and(|c| c.starts_with("application/grpc"))
+    }
+
+    /// The body as JSON (`Null` when empty or not JSON); a gRPC call's message, decoded.
     pub(crate) fn json(&self) -> Value {
+        if self.is_grpc() {
+            let method = a2a_core::proto::method_of_path(&self.path);
+            return match (method, self.body.get(5..)) {
+                (Some(m), Some(message)) => {
+                    a2a_core::proto::decode(message, a2a_core::proto::messages(m).0)
+                        .unwrap_or(Value::Null)
+                }
+                _ => Value::Null,
+            };
+        }
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
 
-    /// The JSON-RPC method, if this is a JSON-RPC call.
+    /// The JSON-RPC method, if this is a JSON-RPC call (the method of a gRPC call).
     pub(crate) fn rpc_method(&self) -> Option<String> {
+        if self.is_grpc() {
+            return a2a_core::proto::method_of_path(&self.path).map(|m| m.name().to_owned());
+        }
         self.json()
             .get("method")
             .and_then(Value::as_str)
@@ -298,6 +352,9 @@ async fn inject(State(faults): State<Faults>, request: Request, next: Next) -> R
         at.and_then(|i| q.remove(i))
     };
     if let Some(f) = fault {
+        if seen.is_grpc() {
+            return grpc_fault(&f);
+        }
         return (
             f.status,
             [(header::CONTENT_TYPE, "application/json")],
@@ -306,6 +363,26 @@ async fn inject(State(faults): State<Faults>, request: Request, next: Next) -> R
             .into_response();
     }
     next.run(Request::from_parts(parts, Body::from(body))).await
+}
+
+/// A fault as a gRPC server would answer it: the A2A error its body holds, as a gRPC status;
+/// else (an HTTP 502/503 of a proxy, say) `UNAVAILABLE`.
+fn grpc_fault(f: &Fault) -> Response {
+    let body: Value = serde_json::from_str(&f.body).unwrap_or(Value::Null);
+    let a2a = match body.get("error") {
+        Some(e) if body.get("jsonrpc").is_some() => {
+            serde_json::from_value::<a2a_core::ErrorObject>(e.clone())
+                .ok()
+                .map(a2a_core::Error::from)
+        }
+        Some(_) => a2a_core::Error::from_status_body(&body),
+        None => None,
+    };
+    let status = match a2a {
+        Some(error) => error.to_tonic_status(),
+        None => tonic::Status::unavailable(format!("HTTP {}: {}", f.status, f.body)),
+    };
+    status.into_http::<Body>()
 }
 
 /// An A2A error as `binding` carries it in an HTTP error response: a JSON-RPC error response,
