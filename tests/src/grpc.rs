@@ -129,14 +129,14 @@ pub(crate) fn event(bytes: &[u8]) -> SseEvent {
     let mut v: Value = proto::decode(bytes, &proto::schema::STREAM_RESPONSE)
         .unwrap_or_else(|e| panic!("a gRPC event does not decode: {e}"));
     let mut id = None;
-    if let Some(payload) = v.as_object_mut().and_then(|o| o.values_mut().next()) {
-        if let Some(metadata) = payload.get_mut("metadata").and_then(Value::as_object_mut) {
-            if let Some(entry) = metadata.remove(RESUMABLE_STREAMS_EXTENSION) {
-                id = entry["eventId"].as_str().map(str::to_owned);
-            }
-            if metadata.is_empty() {
-                payload.as_object_mut().map(|p| p.remove("metadata"));
-            }
+    if let Some(payload) = v.as_object_mut().and_then(|o| o.values_mut().next())
+        && let Some(metadata) = payload.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        if let Some(entry) = metadata.remove(RESUMABLE_STREAMS_EXTENSION) {
+            id = entry["eventId"].as_str().map(str::to_owned);
+        }
+        if metadata.is_empty() {
+            payload.as_object_mut().map(|p| p.remove("metadata"));
         }
     }
     SseEvent {

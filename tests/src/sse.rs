@@ -117,7 +117,7 @@ enum Body {
     Sse(BoxStream<'static, reqwest::Result<Bytes>>),
     /// A gRPC response stream: each message becomes an event whose `data` is the
     /// StreamResponse's JSON and whose `id` is the event id from its metadata.
-    Grpc(tonic::Streaming<Bytes>),
+    Grpc(Box<tonic::Streaming<Bytes>>),
 }
 
 impl std::fmt::Debug for SseStream {
@@ -160,7 +160,7 @@ impl SseStream {
             parser: SseParser::default(),
             binding: Binding::Grpc,
             rpc_id: None,
-            body: Body::Grpc(stream),
+            body: Body::Grpc(Box::new(stream)),
             ended: false,
         }
     }
