@@ -1,8 +1,8 @@
 //! An A2A (Agent2Agent) protocol v1.0 client.
 //!
-//! Discover an agent from its card, pick a binding (JSON-RPC or HTTP+JSON, v1.0; JSON-RPC
-//! v0.3 through a2a-core's translation), and delegate work by streaming or polling, without
-//! losing events when the network drops.
+//! Discover an agent from its card, pick a binding (JSON-RPC, HTTP+JSON or gRPC, v1.0;
+//! JSON-RPC v0.3 through a2a-core's translation), and delegate work by streaming or polling,
+//! without losing events when the network drops.
 //!
 //! # Quick start
 //!
@@ -41,7 +41,8 @@
 //! | [`Client::delegate`] | send, follow (stream or poll) to a final or interrupted state, assemble artifacts |
 //! | [`CardResolver`], [`SkillQuery`] | discovery with an ETag/max-age cache; pick an agent by skill |
 //! | [`BearerAuth`], [`ApiKeyAuth`], [`Interceptor`] | credentials and headers on every call |
-//! | [`Error`] | remote A2A errors with their kind, HTTP, transport, decode, … |
+//! | [`Error`] | remote A2A errors with their kind, HTTP, gRPC, transport, decode, … |
+//! | [`transport`] | the bindings: [`transport::JsonRpcTransport`], [`transport::RestTransport`], [`transport::GrpcTransport`] |
 //! | `webhook::PushReceiver` (feature `webhook`) | a webhook endpoint for push notifications: checks credentials, de-duplicates |
 
 mod auth;

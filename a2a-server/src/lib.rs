@@ -5,8 +5,10 @@
 //! the agent card at
 //! `/.well-known/agent-card.json` (and `/.well-known/agent.json`), the JSON-RPC binding at
 //! `POST /` (v1.0 and v0.3 method names), the HTTP+JSON binding (`/message:send`,
-//! `/tasks/{id}`, … also under `/{tenant}`), server-sent-event streams, and the task lifecycle
-//! enforced and stored before anyone sees a change.
+//! `/tasks/{id}`, … also under `/{tenant}`), server-sent-event streams, the gRPC binding
+//! (`lf.a2a.v1.A2AService`, on the same port for `content-type: application/grpc`, or on a
+//! listener of its own: [`ServerBuilder::grpc_listener`]), and the task lifecycle enforced and
+//! stored before anyone sees a change.
 //!
 //! # Quick start
 //!

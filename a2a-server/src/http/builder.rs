@@ -126,7 +126,8 @@ impl ServerBuilder {
         self
     }
 
-    /// The interval of SSE keep-alive comments (default 15 s).
+    /// The interval of SSE keep-alive comments, and of HTTP/2 pings, which keep quiet gRPC
+    /// streams alive (default 15 s).
     pub fn keep_alive(mut self, every: Duration) -> Self {
         self.keep_alive = every;
         self
@@ -363,6 +364,7 @@ impl ServerBuilder {
                 },
             }),
             limits: serve::ConnectionLimits {
+                keep_alive: self.keep_alive,
                 header_read_timeout: self.header_read_timeout,
                 idle_timeout: self.idle_timeout,
                 max_connections: self.max_connections.unwrap_or_else(default_max_connections),

@@ -82,6 +82,9 @@ fn connections_for(files: Option<u64>) -> usize {
 /// The connection protections of [`Server::serve`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ConnectionLimits {
+    /// HTTP/2 pings this often keep quiet gRPC streams (which have no keep-alive comments)
+    /// alive through proxies, and find dead peers.
+    pub(crate) keep_alive: Duration,
     pub(crate) header_read_timeout: Duration,
     pub(crate) idle_timeout: Duration,
     pub(crate) max_connections: usize,
@@ -191,7 +194,10 @@ async fn run(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout);
-    builder.http2().timer(TokioTimer::new());
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(limits.keep_alive);
     let builder = Arc::new(builder);
     let max =
         u32::try_from(limits.max_connections.clamp(1, Semaphore::MAX_PERMITS)).unwrap_or(u32::MAX);
