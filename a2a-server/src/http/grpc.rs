@@ -78,14 +78,7 @@ pub(crate) async fn serve(state: Arc<AppState>, request: axum::extract::Request)
         );
         return status_response(&error);
     };
-    let cx = match super::auth::principal(&state, &parts).await {
-        Ok(owner) => call_context(&parts.headers, None).map(|mut cx| {
-            cx.scope.owner = owner.map(|p| p.0);
-            cx
-        }),
-        Err(e) => Err(e),
-    };
-    let mut cx = match cx {
+    let cx = match context(&state, &parts).await {
         Ok(cx) => cx,
         Err(e) => return status_response(&e),
     };
@@ -101,20 +94,21 @@ pub(crate) async fn serve(state: Arc<AppState>, request: axum::extract::Request)
         Err(e) => return status_response(&e),
     };
     // Event ids in the payload's metadata, for a client that activated resumable streams.
-    let event_ids = active.iter().any(|e| e == RESUMABLE_STREAMS_EXTENSION)
-        || cx
-            .service_params
-            .extensions
-            .iter()
-            .any(|e| e == RESUMABLE_STREAMS_EXTENSION);
+    let event_ids = active.iter().any(|e| e == RESUMABLE_STREAMS_EXTENSION);
     let request = http::Request::from_parts(parts, http_body_util::Full::new(bytes));
-    let grpc = tonic::server::Grpc::new(proto::BytesCodec);
+    let mut grpc = tonic::server::Grpc::new(proto::BytesCodec);
+    // tonic calls the service once per request: it takes the context then.
+    let mut cx = Some(cx);
+    let mut take = move || {
+        cx.take()
+            .ok_or_else(|| tonic::Status::internal("the call was made twice"))
+    };
     let mut response = if method.is_streaming() {
         let service = tower::service_fn(move |req: tonic::Request<Bytes>| {
             let state = state.clone();
-            let cx = std::mem::take(&mut cx);
+            let cx = take();
             async move {
-                let events = stream(&state.handler, cx, method, req.into_inner())
+                let events = stream(&state.handler, cx?, method, req.into_inner())
                     .await
                     .map_err(|e| e.to_tonic_status())?;
                 let frames = events.map(move |mut e: StreamEvent| {
@@ -127,26 +121,32 @@ pub(crate) async fn serve(state: Arc<AppState>, request: axum::extract::Request)
                 Ok(tonic::Response::new(frames))
             }
         });
-        let mut grpc = grpc;
         grpc.server_streaming(service, request).await
     } else {
         let service = tower::service_fn(move |req: tonic::Request<Bytes>| {
             let state = state.clone();
-            let cx = std::mem::take(&mut cx);
+            let cx = take();
             async move {
-                unary(&state.handler, cx, method, req.into_inner())
+                unary(&state.handler, cx?, method, req.into_inner())
                     .await
                     .map(tonic::Response::new)
                     .map_err(|e| e.to_tonic_status())
             }
         });
-        let mut grpc = grpc;
         grpc.unary(service, request).await
     };
     if let Some(v) = extensions_header(&active) {
         response.headers_mut().insert("a2a-extensions", v);
     }
     response.map(Body::new)
+}
+
+/// The call's context (its caller and service parameters), or the error to answer with.
+async fn context(state: &AppState, parts: &http::request::Parts) -> Result<CallContext, Error> {
+    let owner = super::auth::principal(state, parts).await?;
+    let mut cx = call_context(&parts.headers, None)?;
+    cx.scope.owner = owner.map(|p| p.0);
+    Ok(cx)
 }
 
 /// Decodes and validates a request, and scopes the call to its tenant.
