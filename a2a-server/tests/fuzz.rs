@@ -513,27 +513,6 @@ fn check_rpc(body: Vec<u8>, headers: Vec<(&'static str, String)>) -> Result<(), 
     check_rpc_response(&v, &id, &shown)
 }
 
-/// gRPC's canonical status names.
-const GRPC_NAMES: [&str; 17] = [
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-];
-
 fn check_rest(
     method: http::Method,
     path: String,
@@ -614,7 +593,7 @@ fn check_rest(
     prop_assert!(
         e["status"]
             .as_str()
-            .is_some_and(|s| GRPC_NAMES.contains(&s)),
+            .is_some_and(|s| a2a_core::proto::GRPC_CODE_NAMES.contains(&s)),
         "{} for {}",
         v,
         shown

@@ -65,6 +65,25 @@ pub(crate) fn api_error(status: &tonic::Status) -> ApiError {
     }
 }
 
+/// A client on `channel`, ready, with the path and the request of `op`.
+async fn prepare(
+    channel: &Channel,
+    op: Op,
+    params: &Value,
+    headers: &[(&str, &str)],
+) -> (
+    tonic::client::Grpc<Channel>,
+    http::uri::PathAndQuery,
+    tonic::Request<Bytes>,
+) {
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    within("the gRPC channel is ready", grpc.ready())
+        .await
+        .expect("the gRPC channel connects");
+    let path = http::uri::PathAndQuery::try_from(proto::path(method(op))).expect("a path");
+    (grpc, path, request(op, params, headers))
+}
+
 /// A unary call: the result as JSON, or the error.
 pub(crate) async fn call(
     channel: &Channel,
@@ -72,27 +91,18 @@ pub(crate) async fn call(
     params: &Value,
     headers: &[(&str, &str)],
 ) -> Result<(Value, HeaderMap), ApiError> {
-    let mut grpc = tonic::client::Grpc::new(channel.clone());
-    within("the gRPC channel is ready", grpc.ready())
-        .await
-        .expect("the gRPC channel connects");
-    let m = method(op);
-    let path = http::uri::PathAndQuery::try_from(proto::path(m)).expect("a path");
+    let (mut grpc, path, request) = prepare(channel, op, params, headers).await;
     let answer = within(
         &format!("gRPC {op:?} answers"),
-        grpc.unary(request(op, params, headers), path, BytesCodec),
+        grpc.unary(request, path, BytesCodec),
     )
-    .await;
-    match answer {
-        Ok(response) => {
-            let headers = response.metadata().clone().into_headers();
-            let (_, ty) = proto::messages(m);
-            let value = proto::decode(response.get_ref(), ty)
-                .unwrap_or_else(|e| panic!("the {op:?} response does not decode: {e}"));
-            Ok((value, headers))
-        }
-        Err(status) => Err(api_error(&status)),
-    }
+    .await
+    .map_err(|status| api_error(&status))?;
+    let headers = answer.metadata().clone().into_headers();
+    let (_, ty) = proto::messages(method(op));
+    let value = proto::decode(answer.get_ref(), ty)
+        .unwrap_or_else(|e| panic!("the {op:?} response does not decode: {e}"));
+    Ok((value, headers))
 }
 
 /// Opens a streaming call: the response stream and its metadata, or the error.
@@ -102,24 +112,15 @@ pub(crate) async fn open(
     params: &Value,
     headers: &[(&str, &str)],
 ) -> Result<(tonic::Streaming<Bytes>, HeaderMap), ApiError> {
-    let mut grpc = tonic::client::Grpc::new(channel.clone());
-    within("the gRPC channel is ready", grpc.ready())
-        .await
-        .expect("the gRPC channel connects");
-    let m = method(op);
-    let path = http::uri::PathAndQuery::try_from(proto::path(m)).expect("a path");
+    let (mut grpc, path, request) = prepare(channel, op, params, headers).await;
     let answer = within(
         &format!("gRPC {op:?} answers"),
-        grpc.server_streaming(request(op, params, headers), path, BytesCodec),
+        grpc.server_streaming(request, path, BytesCodec),
     )
-    .await;
-    match answer {
-        Ok(response) => {
-            let headers = response.metadata().clone().into_headers();
-            Ok((response.into_inner(), headers))
-        }
-        Err(status) => Err(api_error(&status)),
-    }
+    .await
+    .map_err(|status| api_error(&status))?;
+    let headers = answer.metadata().clone().into_headers();
+    Ok((answer.into_inner(), headers))
 }
 
 /// One message of a gRPC stream as the event the SSE bindings would send: `data` is the
