@@ -416,6 +416,29 @@ async fn an_unreachable_agent_exits_4() {
 }
 
 #[tokio::test]
+async fn binding_grpc_talks_grpc_and_an_unreachable_grpc_endpoint_exits_4() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["--binding", "grpc", "send", &server.url, "over grpc"]).await;
+    run.expect_code(0);
+    assert!(run.stdout.contains("echo: over grpc"), "{}", run.stdout);
+    let calls = server.seen.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].path, "/lf.a2a.v1.A2AService/SendStreamingMessage");
+
+    // A card whose gRPC interface points nowhere.
+    let nowhere = common::unreachable_url().await;
+    let nowhere = nowhere.trim_start_matches("http://").to_owned();
+    let server = TestServer::start(a2a_server::demo::DemoAgent, move |b| {
+        b.agent_card(a2a_server::demo::DemoAgent::card())
+            .grpc_public_url(nowhere)
+    })
+    .await;
+    let run = a2a(&["--binding", "grpc", "send", &server.url, "hi"]).await;
+    run.expect_code(4);
+    assert!(run.stderr.contains("UNAVAILABLE"), "{}", run.stderr);
+}
+
+#[tokio::test]
 async fn binding_rest_talks_http_json_and_binding_jsonrpc_talks_json_rpc() {
     let server = TestServer::demo().await;
     let run = a2a(&["--binding", "rest", "send", &server.url, "over rest"]).await;

@@ -130,7 +130,7 @@ fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
 fn exit_for(error: &Error) -> u8 {
     match error {
         Error::Remote { .. } | Error::Http { .. } => 3,
-        Error::Transport(_) | Error::Timeout(_) | Error::StreamEnded(_) => 4,
+        Error::Transport(_) | Error::Grpc { .. } | Error::Timeout(_) | Error::StreamEnded(_) => 4,
         Error::Config(_) => 2,
         _ => 6,
     }
