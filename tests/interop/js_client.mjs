@@ -2,6 +2,9 @@
 //
 // Usage: node js_client.mjs BASE_URL MODE
 //   MODE = JSONRPC | HTTP+JSON   v1.0 client over that binding
+//          GRPC                  v1.0 client over gRPC: the SDK's GrpcTransportFactory
+//                                (@a2a-js/sdk/client/grpc, on @grpc/grpc-js, insecure channel
+//                                credentials by default: plain HTTP/2 to the card's host:port)
 //          v0.3                  the SDK's v0.3 compat JSON-RPC client (LegacyJsonRpcTransport),
 //                                given the server's card with only its v0.3 JSON-RPC interface
 //
@@ -126,7 +129,13 @@ async function makeClient(baseUrl, mode) {
     if (v03.length === 0) throw new Error('the card offers no v0.3 interface');
     return factory.createFromAgentCard({ ...card, supportedInterfaces: v03 });
   }
-  const transport = mode === 'HTTP+JSON' ? new RestTransportFactory() : new JsonRpcTransportFactory();
+  const transport =
+    mode === 'HTTP+JSON'
+      ? new RestTransportFactory()
+      : mode === 'GRPC'
+        ? // Only this mode needs the optional peer dependencies (@grpc/grpc-js, @bufbuild/protobuf).
+          new (require('@a2a-js/sdk/client/grpc').GrpcTransportFactory)()
+        : new JsonRpcTransportFactory();
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       transports: [transport],
@@ -235,8 +244,8 @@ async function run(baseUrl, mode) {
 }
 
 const [baseUrl, mode] = process.argv.slice(2);
-if (!baseUrl || !['JSONRPC', 'HTTP+JSON', 'v0.3'].includes(mode)) {
-  console.error('usage: node js_client.mjs BASE_URL JSONRPC|HTTP+JSON|v0.3');
+if (!baseUrl || !['JSONRPC', 'HTTP+JSON', 'GRPC', 'v0.3'].includes(mode)) {
+  console.error('usage: node js_client.mjs BASE_URL JSONRPC|HTTP+JSON|GRPC|v0.3');
   process.exit(2);
 }
 const timer = setTimeout(() => {

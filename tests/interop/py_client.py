@@ -1,13 +1,15 @@
 """Drives an A2A server with the official Python SDK client (a2a-sdk 1.x, protocol v1.0).
 
-Usage: python py_client.py BASE_URL BINDING      (BINDING: JSONRPC or HTTP+JSON)
+Usage: python py_client.py BASE_URL BINDING      (BINDING: JSONRPC, HTTP+JSON or GRPC)
 
 The server must run the a2a-rust demo agent (echo, `countdown N`, `greet`). The client is
-built from the server's agent card, restricted to BINDING. Each scenario's outcome (states,
-artifact texts, ids, or the error it raised) goes into one JSON report printed on stdout; the
-Rust test (tests/tests/interop_python.rs) asserts on it. A scenario that raises is reported
-as {"error": "..."} and the others still run; the exit code is 0 unless the client could not
-be created at all.
+built from the server's agent card, restricted to BINDING. For GRPC the SDK's GrpcTransport
+dials the card's GRPC interface (`host:port`) through the channel factory ClientConfig needs
+for it: `grpc.aio.insecure_channel` (plain HTTP/2, as the server serves it on loopback). Each
+scenario's outcome (states, artifact texts, ids, or the error it raised) goes into one JSON
+report printed on stdout; the Rust test (tests/tests/interop_python.rs) asserts on it. A
+scenario that raises is reported as {"error": "..."} and the others still run; the exit code is
+0 unless the client could not be created at all.
 """
 
 import asyncio
@@ -97,6 +99,10 @@ async def only_response(client, request):
 
 async def run(base_url, binding):
     factory_args = dict(supported_protocol_bindings=[binding], use_client_preference=True)
+    if binding == 'GRPC':
+        import grpc.aio  # noqa: PLC0415 - the SDK's gRPC extra, needed for this binding only
+
+        factory_args['grpc_channel_factory'] = grpc.aio.insecure_channel
     blocking = await ClientFactory(ClientConfig(streaming=False, **factory_args)).create_from_url(base_url)
     streaming = await ClientFactory(ClientConfig(streaming=True, **factory_args)).create_from_url(base_url)
     report = {'binding': binding, 'transport': type(blocking._transport).__name__}
@@ -182,6 +188,14 @@ async def run(base_url, binding):
             out['get_unknown'] = 'no error'
         except Exception as e:  # noqa: BLE001
             out['get_unknown'] = type(e).__name__
+        # An error message with non-ASCII text and '%' (the id is in it): over gRPC it travels
+        # percent-encoded in grpc-message, and the SDK requires it to equal the message of the
+        # google.rpc.Status in grpc-status-details-bin.
+        try:
+            await blocking.get_task(GetTaskRequest(id='nö-such-täsk ✓ 100%'))
+            out['get_unknown_unicode'] = 'no error'
+        except Exception as e:  # noqa: BLE001
+            out['get_unknown_unicode'] = f'{type(e).__name__}: {e}'
         ev = await only_response(blocking, SendMessageRequest(message=user_message('done already')))
         done = ev.task
 
@@ -219,7 +233,7 @@ async def run(base_url, binding):
 
 def main():
     if len(sys.argv) != 3:
-        sys.exit('usage: py_client.py BASE_URL JSONRPC|HTTP+JSON')
+        sys.exit('usage: py_client.py BASE_URL JSONRPC|HTTP+JSON|GRPC')
     report = asyncio.run(asyncio.wait_for(run(sys.argv[1], sys.argv[2]), timeout=90))
     print(json.dumps(report, indent=1))
 

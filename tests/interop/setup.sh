@@ -2,10 +2,12 @@
 # Installs the official A2A SDKs the interop tests (tests/tests/interop_*.rs) run against, at
 # pinned versions, into .scratch/interop/ (gitignored) and nowhere else:
 #
-#   .scratch/interop/py1   Python venv: a2a-sdk[http-server]==1.3.0 + uvicorn (requirements-v1.txt)
+#   .scratch/interop/py1   Python venv: a2a-sdk[http-server,grpc]==1.3.0 + uvicorn
+#                          (requirements-v1.txt)
 #   .scratch/interop/py03  Python venv: a2a-sdk==0.3.26                       (requirements-v03.txt)
-#   .scratch/interop/js    npm ci of @a2a-js/sdk 1.3.0 and 0.3.14 (alias a2a-js-sdk-v03)
-#                          (js/package.json, js/package-lock.json)
+#   .scratch/interop/js    npm ci of @a2a-js/sdk 1.3.0 and 0.3.14 (alias a2a-js-sdk-v03), and
+#                          @grpc/grpc-js 1.14.7 + @bufbuild/protobuf 2.17.0 for 1.3.0's gRPC
+#                          client (js/package.json, js/package-lock.json)
 #
 # Idempotent: each part is redone only when its pin files (or the recipe version below)
 # changed (a stamp holds their hash), so a second run takes a second or two. Needs python3
@@ -86,8 +88,9 @@ venv_install() {
 }
 
 venv_install py1 requirements-v1.txt 1.3.0
-"$scratch/py1/bin/python" -c 'import a2a.server.routes, a2a.client, uvicorn, starlette, sse_starlette' ||
-    fail "the py1 venv lacks the SDK's server or client modules"
+"$scratch/py1/bin/python" -c 'import a2a.server.routes, a2a.client, uvicorn, starlette, sse_starlette
+import grpc.aio, a2a.client.transports.grpc, a2a.server.request_handlers.grpc_handler' ||
+    fail "the py1 venv lacks the SDK's server, client or gRPC modules"
 venv_install py03 requirements-v03.txt 0.3.26
 "$scratch/py03/bin/python" -c 'import a2a.client, httpx_sse' ||
     fail "the py03 venv lacks the SDK's client modules"
@@ -96,9 +99,9 @@ venv_install py03 requirements-v03.txt 0.3.26
 js="$scratch/js"
 want="$(hash_of "$here/js/package.json" "$here/js/package-lock.json")"
 if [[ -f "$js/.interop-stamp" && "$(cat "$js/.interop-stamp")" == "$want" && -d "$js/node_modules/@a2a-js/sdk" ]]; then
-    echo "ok: js (@a2a-js/sdk 1.3.0, 0.3.14) already installed"
+    echo "ok: js (@a2a-js/sdk 1.3.0, 0.3.14, @grpc/grpc-js 1.14.7) already installed"
 else
-    echo "installing js: @a2a-js/sdk 1.3.0 and 0.3.14 from js/package-lock.json ..."
+    echo "installing js: @a2a-js/sdk 1.3.0 and 0.3.14, @grpc/grpc-js 1.14.7 from js/package-lock.json ..."
     rm -rf "$js"
     mkdir -p "$js"
     cp "$here/js/package.json" "$here/js/package-lock.json" "$js/"
@@ -107,7 +110,7 @@ else
     echo "$want" >"$js/.interop-stamp"
     echo "ok: js installed"
 fi
-for pkg in @a2a-js/sdk:1.3.0 a2a-js-sdk-v03:0.3.14; do
+for pkg in @a2a-js/sdk:1.3.0 a2a-js-sdk-v03:0.3.14 @grpc/grpc-js:1.14.7 @bufbuild/protobuf:2.17.0; do
     name="${pkg%:*}" expect="${pkg##*:}"
     got="$(node -p 'require(process.argv[1]).version' "$js/node_modules/$name/package.json")" ||
         fail "$js lacks $name"

@@ -2,7 +2,8 @@
 //! `tests/interop/js/package-lock.json`, installed by `tests/interop/setup.sh`):
 //!
 //! - the 1.3.0 client (`tests/interop/js_client.mjs`) drives our server over v1.0 JSON-RPC,
-//!   v1.0 HTTP+JSON, and — through the SDK's v0.3 compat transport — v0.3 JSON-RPC;
+//!   v1.0 HTTP+JSON, v1.0 gRPC (its `GrpcTransport`, on @grpc/grpc-js), and — through the
+//!   SDK's v0.3 compat transport — v0.3 JSON-RPC;
 //! - the 0.3.14 client (`tests/interop/js03_client.mjs`) drives our server's v0.3 JSON-RPC.
 //!
 //! Each covers blocking and return-immediately sends, streaming, get, (list,) cancel,
@@ -104,6 +105,14 @@ async fn js_sdk_client_over_jsonrpc() {
 async fn js_sdk_client_over_http_json() {
     let report = js_client("HTTP+JSON").await;
     assert_js_report(&report, "RestTransport", "1.0");
+}
+
+/// The SDK's gRPC client (`@a2a-js/sdk/client/grpc`) dialing the card's `host:port` GRPC
+/// interface with insecure credentials; errors from the ErrorInfo in `grpc-status-details-bin`.
+#[tokio::test(flavor = "multi_thread")]
+async fn js_sdk_client_over_grpc() {
+    let report = js_client("GRPC").await;
+    assert_js_report(&report, "GrpcTransport", "1.0");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,20 +1,24 @@
 //! Interoperability with the official Python SDK (PyPI `a2a-sdk`, pinned by
 //! `tests/interop/requirements-*.txt`, installed by `tests/interop/setup.sh`):
 //!
-//! - its v1.x client (1.3.0) drives our server over JSON-RPC and HTTP+JSON
-//!   (`tests/interop/py_client.py`): blocking and return-immediately sends, streaming, get,
-//!   list, cancel, subscribe, multi-turn, error mapping;
+//! - its v1.x client (1.3.0) drives our server over JSON-RPC, HTTP+JSON and gRPC (the SDK's
+//!   `GrpcTransport` on grpcio; `tests/interop/py_client.py`): blocking and return-immediately
+//!   sends, streaming, get, list, cancel, subscribe, multi-turn, error mapping;
 //! - its v0.3 client (0.3.26) drives our server's v0.3 JSON-RPC (`tests/interop/py03_client.py`);
 //! - our `a2a_client::Client` talks to agents written with the SDK's server
-//!   (`tests/interop/py_server.py`) over JSON-RPC, HTTP+JSON and v0.3 JSON-RPC, streaming and
-//!   polling, including a multi-turn (INPUT_REQUIRED) exchange answered with `reply`.
+//!   (`tests/interop/py_server.py`) over JSON-RPC, HTTP+JSON, gRPC (the SDK's `GrpcHandler` on a
+//!   grpc.aio server) and v0.3 JSON-RPC, streaming and polling, including a multi-turn
+//!   (INPUT_REQUIRED) exchange answered with `reply`.
 
 mod interop_support;
 
 use a2a_client::{Binding, Client, DelegateOptions};
 use a2a_core::{
-    ErrorKind, ListTasksRequest, Message, SendMessageResponse, StreamResponse, Task, TaskState,
+    ErrorKind, ListTasksRequest, Message, SendMessageRequest, SendMessageResponse, StreamResponse,
+    Task, TaskPushNotificationConfig, TaskState,
 };
+use futures::StreamExt as _;
+use interop_support::h2_watch::H2Watch;
 use interop_support::{
     OurServer, PeerServer, V1, V03, arr, artifacts, assert_cancel_running, assert_countdown_stream,
     assert_multi_turn, assert_return_immediately, assert_send_blocking, assert_subscribe_running,
@@ -96,6 +100,11 @@ fn assert_python_v1_report(report: &Value, transport: &str) {
     // Our errors map onto the SDK's exception classes (by JSON-RPC code / ErrorInfo reason).
     let v = scenario(report, "errors");
     assert_eq!(v["get_unknown"], "TaskNotFoundError", "{v:#}");
+    assert!(
+        s(v, "get_unknown_unicode").starts_with("TaskNotFoundError: ")
+            && s(v, "get_unknown_unicode").contains("nö-such-täsk ✓ 100%"),
+        "{v:#}"
+    );
     assert_eq!(v["cancel_completed"], "TaskNotCancelableError", "{v:#}");
     assert_eq!(
         v["subscribe_completed"], "UnsupportedOperationError",
@@ -118,6 +127,16 @@ async fn python_sdk_v1_client_over_jsonrpc() {
 async fn python_sdk_v1_client_over_http_json() {
     let report = python_v1_client("HTTP+JSON").await;
     assert_python_v1_report(&report, "RestTransport");
+}
+
+/// The SDK's gRPC client (grpcio, `grpc.aio.insecure_channel` to the card's `host:port`
+/// interface): the same scenarios, errors read from the `google.rpc.Status` in
+/// `grpc-status-details-bin` (whose code and message the SDK checks against `grpc-status` and
+/// `grpc-message`).
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sdk_v1_client_over_grpc() {
+    let report = python_v1_client("GRPC").await;
+    assert_python_v1_report(&report, "GrpcTransport");
 }
 
 async fn python_v03_client() -> (Value, String) {
@@ -364,6 +383,178 @@ async fn our_client_against_python_sdk_server_over_http_json() {
     ask_agent(&ask, &py, polling, polling).await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn our_client_against_python_sdk_server_over_grpc() {
+    let py = start_python_server().await;
+    let echo = connect(&format!("{}/echo", py.base), Binding::Grpc).await;
+    assert_eq!(echo.binding(), ("GRPC", "1.0"));
+    echo_agent(&echo, &py, false).await;
+    let ask = connect(&format!("{}/ask", py.base), Binding::Grpc).await;
+    assert_eq!(ask.binding(), ("GRPC", "1.0"));
+    ask_agent(&ask, &py, streaming, polling).await;
+    ask_agent(&ask, &py, polling, polling).await;
+}
+
+/// The A2A error kind of a call that must fail (its outcome, if it did not, in the panic).
+fn error_kind(
+    what: &str,
+    outcome: Result<String, a2a_client::Error>,
+    py: &PeerServer,
+) -> ErrorKind {
+    match outcome {
+        Ok(v) => panic!("{what}: no error but {v}\n{}", py.stderr()),
+        Err(e) => e
+            .kind()
+            .unwrap_or_else(|| panic!("{what}: not an A2A error: {e:?}\n{}", py.stderr())),
+    }
+}
+
+/// The SDK server's errors, as our client reads them over each v1.0 binding: the same kinds
+/// everywhere. Over gRPC they come as a status code (the spec's v1.0.1 table: NOT_FOUND,
+/// FAILED_PRECONDITION) with the `google.rpc.Status` in `grpc-status-details-bin`, whose
+/// ErrorInfo reason our client reads.
+#[tokio::test(flavor = "multi_thread")]
+async fn our_client_reads_python_sdk_server_errors() {
+    let py = start_python_server().await;
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
+        let client = connect(&format!("{}/echo", py.base), binding).await;
+        let kind_of =
+            |what: &str, outcome| error_kind(&format!("{binding:?} {what}"), outcome, &py);
+        let done = expect_task(
+            client.send_text("done").await.expect("send_text"),
+            "send_text",
+        );
+        assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+
+        let missing = client
+            .get_task("no-such-task")
+            .await
+            .map(|t| format!("{t:?}"));
+        assert_eq!(
+            kind_of("get unknown", missing),
+            ErrorKind::TaskNotFound,
+            "{binding:?}"
+        );
+        let to_unknown = Message::user_text("hi").with_task_id("no-such-task");
+        let sent = client
+            .send_message(&SendMessageRequest::new(to_unknown))
+            .await
+            .map(|r| format!("{r:?}"));
+        assert_eq!(
+            kind_of("send to an unknown task", sent),
+            ErrorKind::TaskNotFound,
+            "{binding:?}"
+        );
+        let canceled = client
+            .cancel_task(done.id.clone())
+            .await
+            .map(|t| format!("{t:?}"));
+        assert_eq!(
+            kind_of("cancel completed", canceled),
+            ErrorKind::TaskNotCancelable,
+            "{binding:?}"
+        );
+        let hook = TaskPushNotificationConfig {
+            task_id: Some(done.id.clone()),
+            url: "https://hooks.invalid/a2a".to_owned(),
+            ..Default::default()
+        };
+        let created = client
+            .create_push_config(&hook)
+            .await
+            .map(|c| format!("{c:?}"));
+        assert_eq!(
+            kind_of("create push config", created),
+            ErrorKind::PushNotificationNotSupported,
+            "{binding:?}"
+        );
+        // A stream's error may come when it opens or as its first item.
+        let subscribed = match client.subscribe(done.id.clone()).await {
+            Err(e) => Err(e),
+            Ok(mut stream) => {
+                match tokio::time::timeout(DEADLINE, stream.next())
+                    .await
+                    .expect("subscribe: no answer")
+                {
+                    Some(Err(e)) => Err(e),
+                    other => Ok(format!("{other:?}")),
+                }
+            }
+        };
+        assert_eq!(
+            kind_of("subscribe completed", subscribed),
+            ErrorKind::UnsupportedOperation,
+            "{binding:?}"
+        );
+    }
+}
+
+/// How long the keep-alive test keeps a stream open and quiet, and a connection idle.
+const QUIET: Duration = Duration::from_secs(35);
+
+/// Our gRPC client must ping no more often than gRPC servers allow. They police pings by default:
+/// C-core (grpcio, the Python SDK's server; also C++, Ruby, PHP) allows one ping per 5 minutes
+/// without data while a call is open and one per 2 hours without a call
+/// (`grpc.http2.min_ping_interval_without_data_ms`, `grpc.keepalive_permit_without_calls`), and
+/// grpc-go and grpc-java default to the same 5 minutes (`EnforcementPolicy.MinTime`,
+/// `permitKeepAliveTime`). Each ping too soon is a strike; after 2 (`grpc.http2.max_ping_strikes`)
+/// the next one gets GOAWAY ENHANCE_YOUR_CALM "too_many_pings" and the connection is closed,
+/// cutting the streams open on it. A client that pinged every 30 s (as ours once did) lost its
+/// connection ~120 s into a quiet stream. The test watches a quiet stream's connection and an
+/// idle one for 35 s: no PING from the client on either, no GOAWAY, one connection each.
+#[tokio::test(flavor = "multi_thread")]
+async fn our_grpc_client_pings_no_more_often_than_grpc_servers_allow() {
+    let py = start_python_server().await;
+    let echo = connect(&format!("{}/echo", py.base), Binding::Grpc).await;
+    let grpc = echo
+        .card()
+        .expect("a card")
+        .supported_interfaces
+        .iter()
+        .find(|i| i.protocol_binding == "GRPC")
+        .expect("a GRPC interface")
+        .url
+        .clone();
+    let (quiet, idle) = (H2Watch::start(&grpc).await, H2Watch::start(&grpc).await);
+    let through = |watch: &H2Watch| {
+        Client::builder()
+            .timeout(DEADLINE)
+            .build_grpc(&watch.addr)
+            .expect("build_grpc")
+    };
+    let (quiet_client, idle_client) = (through(&quiet), through(&idle));
+
+    // One connection idle after a call, the other carrying a stream with nothing to say.
+    let sent = idle_client.send_text("one").await.expect("send_text");
+    expect_task(sent, "send_text");
+    let text = format!("quiet {}", QUIET.as_secs());
+    let options = DelegateOptions::default().deadline(QUIET + DEADLINE);
+    let outcome = quiet_client
+        .delegate(Message::user_text(&text), options)
+        .await
+        .unwrap_or_else(|e| panic!("quiet delegate: {e}\n{}", py.stderr()));
+    let task = expect_task(outcome, "quiet delegate");
+    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+
+    for (what, watch) in [("a quiet stream's", &quiet), ("an idle", &idle)] {
+        let connections = watch.connections();
+        let c = &connections[0];
+        assert!(
+            c.client_pings.is_empty() && c.goaways.is_empty() && connections.len() == 1,
+            "over {what} connection our client sent PINGs at {:?} after it opened ({} in a row \
+             with nothing from the server between them); gRPC servers allow one per 5 minutes \
+             (none without a call) and answer a few too many with GOAWAY ENHANCE_YOUR_CALM \
+             \"too_many_pings\", closing the connection. GOAWAYs (code, debug data): {:?}; \
+             connections opened: {}",
+            c.client_pings,
+            c.pings_without_data,
+            c.goaways,
+            connections.len()
+        );
+    }
+    drop((quiet_client, idle_client));
+}
+
 /// The Python SDK's v0.3 compat layer (an agent whose card offers only JSON-RPC 0.3): our
 /// client must pick its v0.3 transport and still get the same results.
 #[tokio::test(flavor = "multi_thread")]
@@ -381,7 +572,7 @@ async fn our_client_against_python_sdk_server_over_v03_jsonrpc() {
 #[tokio::test(flavor = "multi_thread")]
 async fn our_client_streaming_reply_to_python_sdk_server() {
     let py = start_python_server().await;
-    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
         let ask = connect(&format!("{}/ask", py.base), binding).await;
         ask_agent(&ask, &py, streaming, streaming).await;
     }

@@ -13,6 +13,11 @@ use std::time::Duration;
 use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 
+/// How often a connection with a call open but nothing received is pinged: a little over the
+/// 5 minutes gRPC servers permit by default (`GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS`,
+/// grpc-go's `EnforcementPolicy.MinTime`).
+const KEEP_ALIVE: Duration = Duration::from_secs(330);
+
 /// gRPC over one HTTP/2 connection (opened at the first call, reopened when it breaks).
 #[derive(Clone, Debug)]
 pub struct GrpcTransport {
@@ -37,9 +42,11 @@ impl GrpcTransport {
             .map_err(|e| bad(&e))?
             .connect_timeout(connect_timeout)
             .tcp_nodelay(true)
-            // Streams can be quiet for long: pings keep them (and their NAT entries) alive.
-            .http2_keep_alive_interval(Duration::from_secs(30))
-            .keep_alive_while_idle(true)
+            // A quiet stream to a peer that died is found by a ping, but no sooner than gRPC
+            // servers allow: they answer pings more often than every 5 minutes without data (or
+            // any ping without a call) with GOAWAY "too_many_pings" after two. (Our server
+            // pings its clients itself.)
+            .http2_keep_alive_interval(KEEP_ALIVE)
             .user_agent(concat!("a2a-rust/", env!("CARGO_PKG_VERSION")))
             .map_err(|e| bad(&e))?;
         if uri.starts_with("https://") {

@@ -7,6 +7,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub(crate) mod h2_watch;
+
 use a2a_server::Server;
 use a2a_server::demo::DemoAgent;
 use serde_json::Value;
