@@ -294,14 +294,15 @@ impl Serialize for Part {
             PartContent::Url(u) => map.serialize_entry("url", u)?,
             PartContent::Data(d) => map.serialize_entry("data", d)?,
         }
-        if let Some(m) = &self.media_type {
-            map.serialize_entry("mediaType", m)?;
+        // In the proto's field order, so that the protobuf encoding is the canonical one.
+        if let Some(m) = &self.metadata {
+            map.serialize_entry("metadata", m)?;
         }
         if let Some(f) = &self.filename {
             map.serialize_entry("filename", f)?;
         }
-        if let Some(m) = &self.metadata {
-            map.serialize_entry("metadata", m)?;
+        if let Some(m) = &self.media_type {
+            map.serialize_entry("mediaType", m)?;
         }
         map.end()
     }

@@ -1,6 +1,9 @@
 //! The gRPC binding's protobuf mapping: every v1.0 JSON fixture converts JSON → protobuf → JSON
-//! unchanged (as a `serde_json::Value` and through its Rust type), errors become
-//! `google.rpc.Status` and back, and bad bytes are errors, never panics.
+//! unchanged (as a `serde_json::Value` and through its Rust type); the same message as the
+//! official protobuf runtime encodes it (`fixtures/proto/*.binpb`, written by
+//! `fixtures/proto/make.py` with the official Python SDK's generated classes) decodes to the
+//! fixture, and our encoding is byte for byte the same; errors become `google.rpc.Status` and
+//! back, and bad bytes are errors, never panics.
 
 use a2a_core::proto::{self, MessageType, schema};
 use a2a_core::*;
@@ -45,6 +48,26 @@ where
         proto::decode::<Value>(&typed_bytes, ty).unwrap(),
         json,
         "{name}: the type and its JSON encode differently"
+    );
+    // The same message as the official protobuf runtime encodes it (fixtures/proto/make.py).
+    let stem = name.trim_start_matches("v1/").trim_end_matches(".json");
+    let official = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/proto")
+            .join(format!("{stem}.binpb")),
+    )
+    .unwrap_or_else(|e| panic!("{name}: no protobuf fixture: {e}"));
+    let from_official: Value =
+        proto::decode(&official, ty).unwrap_or_else(|e| panic!("{name} (official bytes): {e}"));
+    assert_eq!(
+        from_official, json,
+        "{name}: the official bytes decode to another message"
+    );
+    // Our types write their fields in the proto's order: the very bytes of the official
+    // runtime's deterministic encoding.
+    assert_eq!(
+        typed_bytes, official,
+        "{name}: the encoding differs from the official one"
     );
     let again: T = proto::decode(&typed_bytes, ty).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(
