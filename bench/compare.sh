@@ -6,6 +6,12 @@
 # crates.io (bench/peers/a2a-lf). A peer that cannot be built is skipped with a message, and the
 # table's ratios against it are then "-": ratios only ever compare runs of one invocation.
 #
+# Our server also answers the same SendMessage, SendStreamingMessage and GetTask over its gRPC
+# binding (lf.a2a.v1.A2AService on the same port; a2a-bench run --binding grpc: tonic, the
+# workers sharing one HTTP/2 connection): rows labelled "<server> grpc", from a second fresh
+# server run beside the first, each right after its JSON-RPC row, and a table of gRPC beside
+# JSON-RPC (--no-grpc skips them).
+#
 # Each server runs pinned to core 0 and the load generator to core 1 (taskset); server CPU per
 # request comes from /proc/<pid>/stat over the measured window. Every run is bounded in time;
 # servers are stopped on exit. Only loopback addresses are used.
@@ -16,7 +22,7 @@
 # other load (no fan-out rows in this mode).
 #
 # Usage: bench/compare.sh [--quick] [--duration SECONDS] [--subscribers N] [--no-peer]
-#                         [--only LABEL[,LABEL...]] [--instructions]
+#                         [--only LABEL[,LABEL...]] [--instructions] [--no-grpc]
 # Labels: bare-axum, ours-memory, ours-sled, a2a-server-lf-0.5.3 (the peer).
 # Environment: CARGO_TARGET_DIR (default: <repo>/target), SERVER_CORE (0), LOAD_CORE (1).
 set -euo pipefail
@@ -28,6 +34,7 @@ subscribers=10000
 peer=1
 only=""
 instructions=0
+grpc=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) duration=1; warmup=0.5; subscribers=1000 ;;
@@ -36,7 +43,8 @@ while [ $# -gt 0 ]; do
     --no-peer) peer=0 ;;
     --only) only="$2"; shift ;;
     --instructions) instructions=1 ;;
-    -h|--help) sed -n 2,21p "$0"; exit 0 ;;
+    --no-grpc) grpc=0 ;;
+    -h|--help) sed -n 2,26p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -80,83 +88,114 @@ fi
 # 10k subscribers need 10k descriptors in the server and in the load generator.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-server_pid=""
-server_url=""
+# Servers run in two slots: "j" serves the JSON-RPC rows, and "g" the gRPC rows of the same
+# server, a fresh process started beside it, so that each gRPC row runs seconds after its
+# JSON-RPC row (on this shared machine, other jobs come and go within minutes) and meets a
+# store of the same size.
+declare -A slot_pid=() slot_url=() slot_cg=()
 servers_started=0
-callgrind_args=()
 cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
+  local pid
+  for pid in "${slot_pid[@]}"; do
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      kill "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
 }
 trap cleanup EXIT
 
-# start_server LABEL COMMAND...: starts the server pinned to the server core, waits for its
-# "listening on http://ADDR" line, sets server_pid and server_url.
+# start_server SLOT LABEL COMMAND...: starts the server pinned to the server core, waits for
+# its "listening on http://ADDR" line, and records its pid and URL in SLOT.
 start_server() {
-  local label="$1"; shift
+  local slot="$1" label="$2"; shift 2
   local log="$work/$label.log"
-  callgrind_args=()
+  slot_cg[$slot]=""
   if [ "$instructions" = 1 ]; then
     # A fresh output file per server process (its dumps are numbered from 1).
     local out="$work/$label-$((++servers_started)).callgrind"
-    callgrind_args=(--callgrind-out "$out")
+    slot_cg[$slot]="$out"
     set -- valgrind --tool=callgrind --callgrind-out-file="$out" "$@"
   fi
   taskset -c "$server_core" "$@" >"$log.out" 2>"$log.err" &
-  server_pid=$!
+  slot_pid[$slot]=$!
+  slot_url[$slot]=""
   for _ in $(seq 200); do
-    server_url="$(grep -o 'http://[0-9.:]*' "$log.out" 2>/dev/null | head -1 || true)"
-    [ -n "$server_url" ] && return 0
-    kill -0 "$server_pid" 2>/dev/null || break
+    slot_url[$slot]="$(grep -o 'http://[0-9.:]*' "$log.out" 2>/dev/null | head -1 || true)"
+    [ -n "${slot_url[$slot]}" ] && return 0
+    kill -0 "${slot_pid[$slot]}" 2>/dev/null || break
     sleep 0.1
   done
   echo "   $label did not start (see $log.err)" >&2
   return 1
 }
 
+# stop_server SLOT...
 stop_server() {
-  if [ -n "$server_pid" ]; then
-    kill "$server_pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-  fi
+  local slot pid
+  for slot in "$@"; do
+    pid="${slot_pid[$slot]:-}"
+    [ -n "$pid" ] || continue
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    slot_pid[$slot]=""
+  done
 }
 
-# load LABEL SCENARIO CONCURRENCY [EXTRA ARGS...]
+# load SLOT LABEL SCENARIO CONCURRENCY [EXTRA ARGS...]
 load() {
-  local label="$1" scenario="$2" c="$3"; shift 3
-  local limit
+  local slot="$1" label="$2" scenario="$3" c="$4"; shift 4
+  local limit callgrind_args=()
+  [ -n "${slot_pid[$slot]:-}" ] || return 0
+  [ -z "${slot_cg[$slot]:-}" ] || callgrind_args=(--callgrind-out "${slot_cg[$slot]}")
   limit="$(awk -v d="$duration" -v w="$warmup" 'BEGIN { printf "%d", d + w + 120 }')"
-  timeout "$limit" taskset -c "$load_core" "$bin/a2a-bench" run --url "$server_url" \
+  timeout "$limit" taskset -c "$load_core" "$bin/a2a-bench" run --url "${slot_url[$slot]}" \
     --scenario "$scenario" -c "$c" --duration "$duration" --warmup "$warmup" \
-    --server-pid "$server_pid" --label "$label" --out "$results" "${callgrind_args[@]}" "$@" \
+    --server-pid "${slot_pid[$slot]}" --label "$label" --out "$results" "${callgrind_args[@]}" "$@" \
     || echo "   $label $scenario c=$c failed" >&2
 }
 
-# bench_server LABEL EXTRA_LOAD_ARGS -- COMMAND...: the unary and streaming scenarios on a
-# fresh server, then GetTask and ListTasks on another fresh one with preloaded tasks.
+# bench_server LABEL [--grpc] [EXTRA_LOAD_ARGS...] -- COMMAND...: the unary and streaming
+# scenarios on a fresh server, then GetTask and ListTasks on another fresh one with preloaded
+# tasks. `@DATA@` in COMMAND is a data directory, fresh for this group (the second server
+# reopens the first one's). With --grpc (and without --no-grpc), a second fresh server
+# (its own data directory) answers the gRPC rows, each right after its JSON-RPC row: SendMessage
+# (c=16, c=64), the stream (c=1, c=16) and GetTask (its tasks preloaded over JSON-RPC).
 bench_server() {
   local label="$1"; shift
-  local extra=()
-  while [ "$1" != "--" ]; do extra+=("$1"); shift; done
+  local extra=() with_grpc=0
+  while [ "$1" != "--" ]; do
+    if [ "$1" = --grpc ]; then with_grpc="$grpc"; else extra+=("$1"); fi
+    shift
+  done
   shift
   if [ -n "$only" ] && [[ ",$only," != *",$label,"* ]]; then return 0; fi
-  echo "== $label" >&2
-  start_server "$label" "$@" || return 0
-  load "$label" card 16 "${extra[@]}"
-  load "$label" send 16 "${extra[@]}"
-  load "$label" send 64 "${extra[@]}"
-  load "$label" stream 1 "${extra[@]}"
-  load "$label" stream 16 "${extra[@]}"
-  stop_server
-  start_server "$label" "$@" || return 0
-  load "$label" get 16 --preload 100 "${extra[@]}"
-  load "$label" list 16 --preload 1000 --pages 0 "${extra[@]}"
-  stop_server
+  local jdata="$work/data-$label" gdata="$work/data-$label-grpc" jcmd=() gcmd=() a
+  for a in "$@"; do jcmd+=("${a//@DATA@/$jdata}"); gcmd+=("${a//@DATA@/$gdata}"); done
+  rm -rf "$jdata" "$gdata"
+  echo "== $label$([ "$with_grpc" = 1 ] && echo ", JSON-RPC and gRPC")" >&2
+  # pair SCENARIO C [ARGS...]: the JSON-RPC row, then the gRPC row.
+  pair() {
+    load j "$label" "$@" "${extra[@]}"
+    [ "$with_grpc" = 1 ] && load g "$label" "$@" --binding grpc
+    return 0
+  }
+  start_server j "$label" "${jcmd[@]}" || return 0
+  if [ "$with_grpc" = 1 ]; then start_server g "$label-grpc" "${gcmd[@]}" || with_grpc=0; fi
+  load j "$label" card 16 "${extra[@]}"
+  pair send 16
+  pair send 64
+  pair stream 1
+  pair stream 16
+  stop_server j g
+  start_server j "$label" "${jcmd[@]}" || return 0
+  if [ "$with_grpc" = 1 ]; then start_server g "$label-grpc" "${gcmd[@]}" || with_grpc=0; fi
+  pair get 16 --preload 100
+  load j "$label" list 16 --preload 1000 --pages 0 "${extra[@]}"
+  stop_server j g
+  rm -rf "$jdata" "$gdata"
 }
 
 # fan_out LABEL COMMAND...: SubscribeToTask fan-out on the demo agent's countdown task.
@@ -165,15 +204,14 @@ fan_out() {
   [ "$subscribers" -gt 0 ] || return 0
   if [ -n "$only" ] && [[ ",$only," != *",$label,"* ]]; then return 0; fi
   echo "== $label: $subscribers subscribers on one task" >&2
-  start_server "$label" "$@" || return 0
-  load "$label" subscribe "$subscribers" --subscribers "$subscribers"
-  stop_server
+  start_server j "$label" "$@" || return 0
+  load j "$label" subscribe "$subscribers" --subscribers "$subscribers"
+  stop_server j
 }
 
 bench_server bare-axum -- "$bin/bare-axum" --listen 127.0.0.1:0
-bench_server ours-memory -- "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0
-rm -rf "$work/sled"
-bench_server ours-sled -- "$bin/a2a-server" --data-dir "$work/sled" --listen 127.0.0.1:0 --retention-hours 0
+bench_server ours-memory --grpc -- "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0
+bench_server ours-sled --grpc -- "$bin/a2a-server" --data-dir @DATA@ --listen 127.0.0.1:0 --retention-hours 0
 if [ -n "$peer_bin" ]; then
   # JSON-RPC and HTTP+JSON at the root, TCP_NODELAY on, its InMemoryTaskStore
   # (bench/peers/a2a-lf/main.rs); it mints task ids itself, as ours does.
@@ -182,7 +220,7 @@ fi
 fan_out ours-memory "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0
 rm -rf "$work/sled-fanout"
 fan_out ours-sled "$bin/a2a-server" --data-dir "$work/sled-fanout" --listen 127.0.0.1:0 --retention-hours 0
-rm -rf "$work/sled" "$work/sled-fanout"
+rm -rf "$work/sled-fanout"
 
 echo
 echo "Machine: $("$bin/a2a-bench" machine); servers on core $server_core, load generator on core $load_core; ${duration}s measured after ${warmup}s warm-up per row."

@@ -5,7 +5,7 @@
 //! background work (sled's flusher thread) adds instructions to a window whatever its requests,
 //! so each row takes the least of several runs.
 
-use crate::load::Outcome;
+use crate::load::{Binding, Outcome};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -129,6 +129,10 @@ fn read_figures(file: &PathBuf) -> Result<Vec<Figure>, String> {
         .map_err(|e| format!("{}: {e}", file.display()))?
         .into_iter()
         .filter_map(|o| {
+            // The guarded rows are JSON-RPC's.
+            if o.binding != Binding::JsonRpc {
+                return None;
+            }
             let instructions = o.server_instructions.filter(|_| o.under_callgrind)?;
             Some(Figure {
                 label: o.label,

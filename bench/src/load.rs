@@ -1,5 +1,8 @@
 //! The load scenarios: closed-loop workers (each with one keep-alive connection, one request
-//! in flight) for a fixed duration after a warm-up, and the SubscribeToTask fan-out.
+//! in flight) for a fixed duration after a warm-up, and the SubscribeToTask fan-out. Over gRPC
+//! ([`grpc`]) the workers share HTTP/2 connections instead, one call in flight each.
+
+mod grpc;
 
 use crate::http::{Conn, Target};
 use crate::{callgrind, procfs};
@@ -43,6 +46,24 @@ impl Scenario {
     }
 }
 
+/// The A2A binding a run speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Binding {
+    /// JSON-RPC over HTTP/1.1 (this tool's own client, `http.rs`).
+    #[default]
+    #[value(name = "jsonrpc")]
+    JsonRpc,
+    /// gRPC (`lf.a2a.v1.A2AService`) over HTTP/2, on tonic: `send`, `stream` and `get`.
+    Grpc,
+}
+
+impl Binding {
+    fn is_json_rpc(&self) -> bool {
+        *self == Self::JsonRpc
+    }
+}
+
 /// Options of `a2a-bench run`.
 #[derive(Clone, Debug, clap::Args)]
 pub(crate) struct RunArgs {
@@ -54,6 +75,14 @@ pub(crate) struct RunArgs {
     /// What to measure.
     #[arg(long, short = 's', value_enum)]
     pub(crate) scenario: Scenario,
+    /// The binding: JSON-RPC, or gRPC on the same URL's host and port (`send`, `stream` and
+    /// `get`; `get` preloads its tasks over JSON-RPC).
+    #[arg(long, value_enum, default_value_t = Binding::JsonRpc)]
+    pub(crate) binding: Binding,
+    /// gRPC: the HTTP/2 connections the workers share (worker `w` calls on connection `w` mod
+    /// N), each carrying up to `-c` ÷ N concurrent streams, as gRPC channels do.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) grpc_connections: usize,
     /// Concurrent connections, each with one request in flight.
     #[arg(long, short = 'c', default_value_t = 16)]
     pub(crate) concurrency: usize,
@@ -117,6 +146,9 @@ pub(crate) struct RunArgs {
 pub(crate) struct Outcome {
     pub(crate) label: String,
     pub(crate) scenario: String,
+    /// JSON-RPC unless said otherwise (rows from before gRPC runs have no `binding`).
+    #[serde(default, skip_serializing_if = "Binding::is_json_rpc")]
+    pub(crate) binding: Binding,
     pub(crate) concurrency: usize,
     pub(crate) seconds: f64,
     pub(crate) requests: u64,
@@ -141,8 +173,9 @@ pub(crate) struct Outcome {
     pub(crate) db_cpu_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) db_cpu_pct: Option<f64>,
-    /// The whole machine's busy CPU over the window (100 = one core), with `--db-process`:
-    /// what it has beyond the server, the database and the load generator ran beside them.
+    /// The whole machine's busy CPU over the window (100 = one core): what it has beyond the
+    /// server, the database and the load generator ran beside them (another job on a shared
+    /// machine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) machine_cpu_pct: Option<f64>,
     /// Server user-space instructions per successful request (with `--callgrind-out`).
@@ -159,6 +192,26 @@ pub(crate) struct Outcome {
     pub(crate) subscribe: Option<FanOut>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) first_error: Option<String>,
+}
+
+impl Outcome {
+    /// The label as reports show it: `ours-memory`, `ours-memory grpc`.
+    pub(crate) fn shown_label(&self) -> String {
+        match self.binding {
+            Binding::JsonRpc => self.label.clone(),
+            Binding::Grpc => format!("{} grpc", self.label),
+        }
+    }
+
+    /// The machine's busy CPU over the window that was neither the server, its database nor
+    /// the load generator (100 = one core).
+    pub(crate) fn other_cpu_pct(&self) -> Option<f64> {
+        self.machine_cpu_pct.map(|m| {
+            m - self.server_cpu_pct.unwrap_or(0.0)
+                - self.db_cpu_pct.unwrap_or(0.0)
+                - self.client_cpu_pct
+        })
+    }
 }
 
 /// The fan-out figures of a `subscribe` run.
@@ -186,6 +239,8 @@ struct Plan {
     run_id: String,
     text_json: String,
     task_ids: Vec<String>,
+    /// The gRPC connections (`--binding grpc`), shared by the workers.
+    channels: Vec<tonic::transport::Channel>,
     /// Successful requests so far (read by the sampler at the window's edges).
     ok: AtomicU64,
     measure_from: Instant,
@@ -217,6 +272,34 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| e.to_string())?
+}
+
+/// Counts one request: a success adds to the total, and its latency (and time to first event)
+/// when it lies inside the measured window; a failure is an error.
+fn record(
+    plan: &Plan,
+    stats: &mut WorkerStats,
+    started: Instant,
+    first_event: Option<Instant>,
+    outcome: Result<(), String>,
+) {
+    let done = Instant::now();
+    match outcome {
+        Ok(()) => {
+            plan.ok.fetch_add(1, Ordering::Relaxed);
+            if started >= plan.measure_from && done <= plan.measure_to {
+                stats
+                    .latencies
+                    .push(u64::try_from((done - started).as_nanos()).unwrap_or(u64::MAX));
+                if let Some(f) = first_event {
+                    stats
+                        .ttfe
+                        .push(u64::try_from((f - started).as_nanos()).unwrap_or(u64::MAX));
+                }
+            }
+        }
+        Err(wrong) => stats.error(wrong),
+    }
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -404,31 +487,18 @@ async fn worker(plan: Arc<Plan>, w: usize) -> WorkerStats {
             }
             Scenario::Subscribe => unreachable!("handled by fan_out"),
         };
-        let done = Instant::now();
-        match outcome {
-            Ok(Ok(Ok(()))) => {
-                plan.ok.fetch_add(1, Ordering::Relaxed);
-                if started >= plan.measure_from && done <= plan.measure_to {
-                    stats
-                        .latencies
-                        .push(u64::try_from((done - started).as_nanos()).unwrap_or(u64::MAX));
-                    if let Some(f) = first_event {
-                        stats
-                            .ttfe
-                            .push(u64::try_from((f - started).as_nanos()).unwrap_or(u64::MAX));
-                    }
-                }
-            }
-            Ok(Ok(Err(wrong))) => stats.error(wrong),
+        let outcome = match outcome {
+            Ok(Ok(r)) => r,
             Ok(Err(e)) => {
-                stats.error(format!("{e}"));
                 *conn = None;
+                Err(e.to_string())
             }
             Err(_) => {
-                stats.error("request timed out");
                 *conn = None;
+                Err("request timed out".to_owned())
             }
-        }
+        };
+        record(&plan, &mut stats, started, first_event, outcome);
     }
     stats
 }
@@ -488,12 +558,32 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
     if targets.is_empty() {
         return Err("no --url".into());
     }
+    if args.binding == Binding::Grpc
+        && !matches!(
+            args.scenario,
+            Scenario::Send | Scenario::Stream | Scenario::Get
+        )
+    {
+        return Err(format!(
+            "--binding grpc runs send, stream and get, not {}",
+            args.scenario.name()
+        ));
+    }
     if args.scenario == Scenario::Subscribe {
         return fan_out(args, targets[0].clone()).await;
     }
     if args.callgrind_out.is_some() && args.server_pid.len() != 1 {
         return Err("--callgrind-out takes one --server-pid".into());
     }
+    let channels = match args.binding {
+        Binding::JsonRpc => Vec::new(),
+        Binding::Grpc => {
+            if targets.len() != 1 {
+                return Err("--binding grpc takes one --url".into());
+            }
+            grpc::connect(targets[0].addr, args.grpc_connections).await?
+        }
+    };
     let now = Instant::now();
     let mut plan = Plan {
         targets,
@@ -501,6 +591,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
         args: args.clone(),
         run_id: run_id(),
         task_ids: Vec::new(),
+        channels,
         ok: AtomicU64::new(0),
         measure_from: now,
         measure_to: now,
@@ -563,12 +654,15 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
                     .map(|(p, t)| t - before.get(p).copied().unwrap_or(0.0))
                     .sum::<f64>()
             });
-            let machine = db_cpu.and(m0.zip(m1)).map(|(x, y)| y - x);
+            let machine = m0.zip(m1).map(|(x, y)| y - x);
             (a, b, db_cpu, machine, counted)
         })
     };
     let workers: Vec<_> = (0..args.concurrency.max(1))
-        .map(|w| tokio::spawn(worker(plan.clone(), w)))
+        .map(|w| match args.binding {
+            Binding::JsonRpc => tokio::spawn(worker(plan.clone(), w)),
+            Binding::Grpc => tokio::spawn(grpc::worker(plan.clone(), w)),
+        })
         .collect();
     let ((t0, ok0, s0, c0), (t1, ok1, s1, c1), db_cpu, machine, counted) =
         sampler.await.map_err(|e| e.to_string())?;
@@ -607,6 +701,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
     Ok(Outcome {
         label: args.label.clone(),
         scenario: args.scenario.name().to_owned(),
+        binding: args.binding,
         concurrency: args.concurrency,
         seconds,
         requests,
@@ -807,6 +902,7 @@ async fn fan_out(args: RunArgs, target: Target) -> Result<Outcome, String> {
     Ok(Outcome {
         label: args.label.clone(),
         scenario: "subscribe".into(),
+        binding: Binding::JsonRpc,
         concurrency: n,
         seconds,
         requests: delivered,
@@ -863,8 +959,8 @@ pub(crate) fn print(o: &Outcome) {
         );
     } else {
         println!(
-            "{} {} c={}: {:.0} req/s, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms, first event p50 {} p99 {}, server CPU {}/req ({}), client CPU {:.0}%, {} requests, {} errors",
-            o.label,
+            "{} {} c={}: {:.0} req/s, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms, first event p50 {} p99 {}, server CPU {}/req ({}), client CPU {:.0}%, other CPU {}, {} requests, {} errors",
+            o.shown_label(),
             o.scenario,
             o.concurrency,
             o.rps,
@@ -876,6 +972,7 @@ pub(crate) fn print(o: &Outcome) {
             opt(o.server_cpu_us, " µs"),
             opt(o.server_cpu_pct, "%"),
             o.client_cpu_pct,
+            opt(o.other_cpu_pct(), "%"),
             o.requests,
             o.errors,
         );

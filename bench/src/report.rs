@@ -1,7 +1,8 @@
 //! `a2a-bench report`: the JSON lines of several runs as one Markdown table, with each
-//! server's CPU per request relative to the floor and its throughput relative to a peer.
+//! server's CPU per request relative to the floor and its throughput relative to a peer, and
+//! each gRPC row beside the same server's JSON-RPC row.
 
-use crate::load::Outcome;
+use crate::load::{Binding, Outcome};
 use std::path::PathBuf;
 
 /// Options of `a2a-bench report`.
@@ -17,14 +18,28 @@ pub(crate) struct ReportArgs {
     pub(crate) peer: String,
 }
 
-fn find<'a>(all: &'a [Outcome], label: &str, o: &Outcome) -> Option<&'a Outcome> {
+/// The row of `label` over `binding` that compares with `o`.
+fn find_over<'a>(
+    all: &'a [Outcome],
+    label: &str,
+    binding: Binding,
+    o: &Outcome,
+) -> Option<&'a Outcome> {
     // Runs under callgrind are compared only with each other.
     all.iter().find(|x| {
         x.label == label
+            && x.binding == binding
             && x.scenario == o.scenario
             && x.concurrency == o.concurrency
             && x.under_callgrind == o.under_callgrind
+            && x.subscribe.is_none()
+            && x.db_cpu_pct.is_none()
     })
+}
+
+/// The row of `label` that compares with `o`, over the same binding.
+fn find<'a>(all: &'a [Outcome], label: &str, o: &Outcome) -> Option<&'a Outcome> {
+    find_over(all, label, o.binding, o)
 }
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> String {
@@ -64,7 +79,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
         let peer = find(&all, &args.peer, o);
         println!(
             "| {} | {} | {} | {:.0} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {:.0} |",
-            o.label,
+            o.shown_label(),
             o.scenario,
             o.concurrency,
             o.rps,
@@ -93,12 +108,10 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
             let together = o.server_cpu_us.zip(o.db_cpu_us).map(|(a, b)| a + b);
             // The machine's busy CPU that is none of the three (another job, the kernel's
             // unaccounted work).
-            let other = o.machine_cpu_pct.map(|m| {
-                m - o.server_cpu_pct.unwrap_or(0.0) - o.db_cpu_pct.unwrap_or(0.0) - o.client_cpu_pct
-            });
+            let other = o.other_cpu_pct();
             println!(
                 "| {} | {} | {} | {:.0} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
-                o.label,
+                o.shown_label(),
                 o.scenario,
                 o.concurrency,
                 o.rps,
@@ -127,7 +140,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
             let floor = find(&all, &args.floor, o).and_then(|f| f.server_instructions);
             println!(
                 "| {} | {} | {} | {} | {} | {} | {} |",
-                o.label,
+                o.shown_label(),
                 o.scenario,
                 o.concurrency,
                 o.requests,
@@ -137,6 +150,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
             );
         }
     }
+    grpc_table(&all);
     let fan: Vec<&Outcome> = all.iter().filter(|o| o.subscribe.is_some()).collect();
     if !fan.is_empty() {
         println!();
@@ -167,7 +181,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
         for o in errors {
             println!(
                 "- {} {} c={}: first error: {}",
-                o.label,
+                o.shown_label(),
                 o.scenario,
                 o.concurrency,
                 o.first_error.as_deref().unwrap_or_default()
@@ -175,4 +189,62 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Each gRPC row beside the JSON-RPC row of the same server, scenario and concurrency: server
+/// CPU per request (timed runs) or instructions per request (callgrind).
+fn grpc_table(all: &[Outcome]) {
+    let grpc = |counted: bool| -> Vec<(&Outcome, Option<&Outcome>)> {
+        all.iter()
+            .filter(|o| o.binding == Binding::Grpc && o.under_callgrind == counted)
+            .filter(|o| o.subscribe.is_none() && o.db_cpu_pct.is_none())
+            .map(|o| (o, find_over(all, &o.label, Binding::JsonRpc, o)))
+            .collect()
+    };
+    let timed = grpc(false);
+    if !timed.is_empty() {
+        println!();
+        println!(
+            "| server | scenario | c | JSON-RPC req/s | gRPC req/s | JSON-RPC server CPU µs/req | gRPC server CPU µs/req | gRPC ÷ JSON-RPC CPU | gRPC errors | load-gen CPU %, JSON-RPC / gRPC | other jobs' CPU %, JSON-RPC / gRPC |"
+        );
+        println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for (g, j) in timed {
+            println!(
+                "| {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} / {:.0} | {} / {} |",
+                g.label,
+                g.scenario,
+                g.concurrency,
+                num(j.map(|j| j.rps), 0),
+                g.rps,
+                num(j.and_then(|j| j.server_cpu_us), 1),
+                num(g.server_cpu_us, 1),
+                ratio(g.server_cpu_us, j.and_then(|j| j.server_cpu_us)),
+                g.errors,
+                num(j.map(|j| j.client_cpu_pct), 0),
+                g.client_cpu_pct,
+                num(j.and_then(Outcome::other_cpu_pct), 0),
+                num(g.other_cpu_pct(), 0),
+            );
+        }
+    }
+    let counted = grpc(true);
+    if !counted.is_empty() {
+        println!();
+        println!(
+            "| server | scenario | c | JSON-RPC instructions/req | gRPC instructions/req | gRPC ÷ JSON-RPC | gRPC errors |"
+        );
+        println!("|---|---|--:|--:|--:|--:|--:|");
+        for (g, j) in counted {
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                g.label,
+                g.scenario,
+                g.concurrency,
+                num(j.and_then(|j| j.server_instructions), 0),
+                num(g.server_instructions, 0),
+                ratio(g.server_instructions, j.and_then(|j| j.server_instructions)),
+                g.errors,
+            );
+        }
+    }
 }
