@@ -102,6 +102,15 @@ impl MessageType {
     {
         self.fields.iter().find(|f| f.json == json)
     }
+
+    /// The index of the field named `json`, looked for from index `from` on (then from the
+    /// start): a type that writes its fields in the proto's order finds each at once.
+    pub(crate) fn position_from(&self, json: &str, from: usize) -> Option<usize> {
+        let n = self.fields.len();
+        (from.min(n)..n)
+            .chain(0..from.min(n))
+            .find(|&i| self.fields[i].json == json)
+    }
 }
 
 use Kind::{Bool, Bytes, Int32, Map, Struct, Timestamp, Value};

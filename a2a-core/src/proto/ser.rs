@@ -102,6 +102,8 @@ struct Fields<'a> {
     ty: &'static MessageType,
     start: Option<usize>,
     pending: Option<&'static Field>,
+    /// Where to look for the next field's name first (after the last one written).
+    next: usize,
 }
 
 impl<'a> Fields<'a> {
@@ -119,10 +121,21 @@ impl<'a> Fields<'a> {
         self.field(field, value)
     }
 
-    fn lookup(&self, name: &str) -> Result<&'static Field> {
-        self.ty
-            .field(name)
-            .ok_or_else(|| ProtoError::new(format!("{} has no field named {name:?}", self.ty.name)))
+    fn lookup(&mut self, name: &str) -> Result<&'static Field> {
+        let ty = self.ty;
+        let at = ty
+            .position_from(name, self.next)
+            .ok_or_else(|| ProtoError::new(format!("{} has no field named {name:?}", ty.name)))?;
+        self.next = at + 1;
+        Ok(&ty.fields[at])
+    }
+
+    /// Sets the field a map key names, as the next one to write.
+    fn key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result {
+        let at = key.serialize(FieldName(self.ty, self.next))?;
+        self.next = at + 1;
+        self.pending = Some(&self.ty.fields[at]);
+        Ok(())
     }
 
     fn finish(self) -> Result {
@@ -150,6 +163,7 @@ impl<'a> ser::Serializer for MessageSer<'a> {
             ty: self.ty,
             start: None,
             pending: None,
+            next: 0,
         })
     }
 
@@ -239,9 +253,7 @@ impl ser::SerializeMap for Fields<'_> {
     type Error = ProtoError;
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result {
-        let ty = self.ty;
-        self.pending = Some(key.serialize(FieldName(ty))?);
-        Ok(())
+        self.key(key)
     }
 
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
@@ -257,23 +269,24 @@ impl ser::SerializeMap for Fields<'_> {
     }
 }
 
-/// Finds the field a map key names, without allocating.
-struct FieldName(&'static MessageType);
+/// Finds the index of the field a map key names (looking from an index on), without
+/// allocating.
+struct FieldName(&'static MessageType, usize);
 
 impl ser::Serializer for FieldName {
-    type Ok = &'static Field;
+    type Ok = usize;
     type Error = ProtoError;
-    type SerializeSeq = Impossible<&'static Field, ProtoError>;
-    type SerializeTuple = Impossible<&'static Field, ProtoError>;
-    type SerializeTupleStruct = Impossible<&'static Field, ProtoError>;
-    type SerializeTupleVariant = Impossible<&'static Field, ProtoError>;
-    type SerializeMap = Impossible<&'static Field, ProtoError>;
-    type SerializeStruct = Impossible<&'static Field, ProtoError>;
-    type SerializeStructVariant = Impossible<&'static Field, ProtoError>;
+    type SerializeSeq = Impossible<usize, ProtoError>;
+    type SerializeTuple = Impossible<usize, ProtoError>;
+    type SerializeTupleStruct = Impossible<usize, ProtoError>;
+    type SerializeTupleVariant = Impossible<usize, ProtoError>;
+    type SerializeMap = Impossible<usize, ProtoError>;
+    type SerializeStruct = Impossible<usize, ProtoError>;
+    type SerializeStructVariant = Impossible<usize, ProtoError>;
 
-    fn serialize_str(self, name: &str) -> Result<&'static Field> {
+    fn serialize_str(self, name: &str) -> Result<usize> {
         self.0
-            .field(name)
+            .position_from(name, self.1)
             .ok_or_else(|| ProtoError::new(format!("{} has no field named {name:?}", self.0.name)))
     }
 
@@ -281,7 +294,7 @@ impl ser::Serializer for FieldName {
         self,
         _: &'static str,
         value: &T,
-    ) -> Result<&'static Field> {
+    ) -> Result<usize> {
         value.serialize(self)
     }
 
@@ -290,27 +303,27 @@ impl ser::Serializer for FieldName {
         _: &'static str,
         _: u32,
         variant: &'static str,
-    ) -> Result<&'static Field> {
+    ) -> Result<usize> {
         self.serialize_str(variant)
     }
 
     refuse! {
-        serialize_bool(bool) -> &'static Field: "a boolean";
-        serialize_i8(i8) -> &'static Field: "a number";
-        serialize_i16(i16) -> &'static Field: "a number";
-        serialize_i32(i32) -> &'static Field: "a number";
-        serialize_i64(i64) -> &'static Field: "a number";
-        serialize_u8(u8) -> &'static Field: "a number";
-        serialize_u16(u16) -> &'static Field: "a number";
-        serialize_u32(u32) -> &'static Field: "a number";
-        serialize_u64(u64) -> &'static Field: "a number";
-        serialize_f32(f32) -> &'static Field: "a number";
-        serialize_f64(f64) -> &'static Field: "a number";
-        serialize_char(char) -> &'static Field: "a character";
-        serialize_bytes(&[u8]) -> &'static Field: "bytes";
-        serialize_none() -> &'static Field: "null";
-        serialize_unit() -> &'static Field: "null";
-        serialize_unit_struct(&'static str) -> &'static Field: "null";
+        serialize_bool(bool) -> usize: "a boolean";
+        serialize_i8(i8) -> usize: "a number";
+        serialize_i16(i16) -> usize: "a number";
+        serialize_i32(i32) -> usize: "a number";
+        serialize_i64(i64) -> usize: "a number";
+        serialize_u8(u8) -> usize: "a number";
+        serialize_u16(u16) -> usize: "a number";
+        serialize_u32(u32) -> usize: "a number";
+        serialize_u64(u64) -> usize: "a number";
+        serialize_f32(f32) -> usize: "a number";
+        serialize_f64(f64) -> usize: "a number";
+        serialize_char(char) -> usize: "a character";
+        serialize_bytes(&[u8]) -> usize: "bytes";
+        serialize_none() -> usize: "null";
+        serialize_unit() -> usize: "null";
+        serialize_unit_struct(&'static str) -> usize: "null";
         serialize_seq(Option<usize>) -> Self::SerializeSeq: "an array";
         serialize_tuple(usize) -> Self::SerializeTuple: "an array";
         serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct: "an array";
@@ -320,7 +333,7 @@ impl ser::Serializer for FieldName {
         serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant: "an object";
     }
 
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<&'static Field> {
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<usize> {
         value.serialize(self)
     }
 
@@ -330,7 +343,7 @@ impl ser::Serializer for FieldName {
         _: u32,
         _: &'static str,
         _: &T,
-    ) -> Result<&'static Field> {
+    ) -> Result<usize> {
         Err(unexpected("an object", "a field name"))
     }
 }
@@ -475,6 +488,7 @@ impl FieldSer<'_> {
             ty,
             start: Some(start),
             pending: None,
+            next: 0,
         }
     }
 }
@@ -800,11 +814,7 @@ struct Entries<'a>(Into<'a>);
 impl Entries<'_> {
     fn key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result {
         match &mut self.0 {
-            Into::Message(fields) => {
-                let ty = fields.ty;
-                fields.pending = Some(key.serialize(FieldName(ty))?);
-                Ok(())
-            }
+            Into::Message(fields) => fields.key(key),
             Into::Map {
                 buf, number, entry, ..
             } => {

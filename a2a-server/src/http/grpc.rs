@@ -1,5 +1,6 @@
-//! The gRPC binding: the service `lf.a2a.v1.A2AService`, on tonic, adapting the same
-//! [`RequestHandler`] as the other bindings. Requests reach it on the HTTP port (any request
+//! The gRPC binding: the service `lf.a2a.v1.A2AService`, adapting the same [`RequestHandler`]
+//! as the other bindings, on the server's HTTP/2 (the message framing is here, the status
+//! trailers are tonic's `Status`). Requests reach it on the HTTP port (any request
 //! whose `content-type` is `application/grpc…` is routed here, whatever its path) or on a
 //! listener of its own ([`ServerBuilder::grpc_listener`](super::ServerBuilder::grpc_listener)).
 //!
@@ -86,59 +87,166 @@ pub(crate) async fn serve(state: Arc<AppState>, request: axum::extract::Request)
         Ok(a) => a,
         Err(e) => return status_response(&e),
     };
-    // The whole request (one message) is read first, under the body limit plus the 5-byte
-    // frame header, so that an oversized one gets our RESOURCE_EXHAUSTED with its ErrorInfo.
-    let limit = state.config.body_limit.saturating_add(5);
-    let bytes = match read_body(&parts.headers, body, limit).await {
-        Ok(b) => b,
-        Err(e) => return status_response(&e),
-    };
-    // Event ids in the payload's metadata, for a client that activated resumable streams.
-    let event_ids = active.iter().any(|e| e == RESUMABLE_STREAMS_EXTENSION);
-    let request = http::Request::from_parts(parts, http_body_util::Full::new(bytes));
-    let mut grpc = tonic::server::Grpc::new(proto::BytesCodec);
-    // tonic calls the service once per request: it takes the context then.
-    let mut cx = Some(cx);
-    let mut take = move || {
-        cx.take()
-            .ok_or_else(|| tonic::Status::internal("the call was made twice"))
-    };
-    let mut response = if method.is_streaming() {
-        let service = tower::service_fn(move |req: tonic::Request<Bytes>| {
-            let state = state.clone();
-            let cx = take();
-            async move {
-                let events = stream(&state.handler, cx?, method, req.into_inner())
-                    .await
-                    .map_err(|e| e.to_tonic_status())?;
-                let frames = events.map(move |mut e: StreamEvent| {
+    let mut response = 'answer: {
+        // The whole request (one message) is read first, under the body limit plus the 5-byte
+        // frame header, so that an oversized one gets our RESOURCE_EXHAUSTED with its ErrorInfo.
+        let limit = state.config.body_limit.saturating_add(5);
+        let bytes = match read_body(&parts.headers, body, limit).await {
+            Ok(b) => b,
+            Err(e) => break 'answer status_response(&e),
+        };
+        let message = match unframe(&parts.headers, &bytes) {
+            Ok(m) => m,
+            Err(response) => break 'answer response,
+        };
+        let body = if method.is_streaming() {
+            // Event ids in the payload's metadata, for a client that activated resumable
+            // streams.
+            let event_ids = active.iter().any(|e| e == RESUMABLE_STREAMS_EXTENSION);
+            match stream(&state.handler, cx, method, message).await {
+                Ok(events) => GrpcBody::stream(events.map(move |mut e: StreamEvent| {
                     if event_ids && e.seq > 0 {
                         e.event.set_event_id(e.seq);
                     }
-                    encode(&e.event, &proto::schema::STREAM_RESPONSE)
-                        .map_err(|e| e.to_tonic_status())
-                });
-                Ok(tonic::Response::new(frames))
+                    frame(&e.event, &proto::schema::STREAM_RESPONSE)
+                })),
+                Err(e) => break 'answer status_response(&e),
             }
-        });
-        grpc.server_streaming(service, request).await
-    } else {
-        let service = tower::service_fn(move |req: tonic::Request<Bytes>| {
-            let state = state.clone();
-            let cx = take();
-            async move {
-                unary(&state.handler, cx?, method, req.into_inner())
-                    .await
-                    .map(tonic::Response::new)
-                    .map_err(|e| e.to_tonic_status())
+        } else {
+            match unary(&state.handler, cx, method, message).await {
+                Ok(framed) => GrpcBody::one(framed),
+                Err(e) => break 'answer status_response(&e),
             }
-        });
-        grpc.unary(service, request).await
+        };
+        let mut response = Response::new(Body::new(body));
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_TYPE, GRPC_CONTENT_TYPE);
+        response
     };
     if let Some(v) = extensions_header(&active) {
         response.headers_mut().insert("a2a-extensions", v);
     }
-    response.map(Body::new)
+    response
+}
+
+const GRPC_CONTENT_TYPE: http::HeaderValue = http::HeaderValue::from_static("application/grpc");
+
+/// The one message of a request: its frame is a flag byte (compressed or not) and a 4-byte
+/// length. This server offers no compression: a compressed message is answered `UNIMPLEMENTED`
+/// with `grpc-accept-encoding: identity`, as gRPC says.
+#[allow(clippy::result_large_err)]
+fn unframe(headers: &HeaderMap, bytes: &Bytes) -> Result<Bytes, Response> {
+    let not_one = |why: String| {
+        status_response(&Error::new(
+            ErrorKind::InvalidRequest,
+            format!("The request is not one gRPC message: {why}"),
+        ))
+    };
+    let Some((head, message)) = bytes.split_first_chunk::<5>() else {
+        return Err(not_one("it is shorter than a frame header".into()));
+    };
+    if head[0] != 0 {
+        let encoding = headers
+            .get("grpc-encoding")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("none");
+        let mut response = tonic::Status::unimplemented(format!(
+            "Compressed messages ({encoding}) are not supported: send them uncompressed"
+        ))
+        .into_http();
+        response.headers_mut().insert(
+            "grpc-accept-encoding",
+            http::HeaderValue::from_static("identity"),
+        );
+        return Err(response);
+    }
+    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    if message.len() != len {
+        return Err(not_one(format!(
+            "the frame announces {len} bytes and {} follow",
+            message.len()
+        )));
+    }
+    Ok(bytes.slice(5..))
+}
+
+/// `value` encoded as a `ty` message in its gRPC frame (uncompressed).
+fn frame<T: Serialize + ?Sized>(value: &T, ty: &'static MessageType) -> Result<Bytes, Error> {
+    let mut buf = Vec::with_capacity(1024);
+    buf.extend_from_slice(&[0; 5]);
+    proto::encode_into(value, ty, &mut buf).map_err(|e| {
+        tracing::error!(error = %e, message = ty.name, "a gRPC response failed to encode");
+        Error::new(ErrorKind::Internal, format!("response not encodable: {e}"))
+    })?;
+    let len = u32::try_from(buf.len() - 5)
+        .map_err(|_| Error::new(ErrorKind::Internal, "a response larger than 4 GiB"))?;
+    buf[1..5].copy_from_slice(&len.to_be_bytes());
+    Ok(Bytes::from(buf))
+}
+
+/// A gRPC response body: the messages, each in its frame, then the trailers with the status
+/// (`grpc-status: 0`, or the error that ended a stream).
+struct GrpcBody {
+    messages: futures::stream::BoxStream<'static, Result<Bytes, Error>>,
+    one: Option<Bytes>,
+    done: bool,
+}
+
+impl GrpcBody {
+    fn one(framed: Bytes) -> Self {
+        Self {
+            messages: futures::stream::empty().boxed(),
+            one: Some(framed),
+            done: false,
+        }
+    }
+
+    fn stream(
+        messages: impl futures::Stream<Item = Result<Bytes, Error>> + Send + 'static,
+    ) -> Self {
+        Self {
+            messages: messages.boxed(),
+            one: None,
+            done: false,
+        }
+    }
+}
+
+impl http_body::Body for GrpcBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        use std::task::Poll;
+        if self.done {
+            return Poll::Ready(None);
+        }
+        if let Some(framed) = self.one.take() {
+            return Poll::Ready(Some(Ok(http_body::Frame::data(framed))));
+        }
+        let mut trailers = HeaderMap::new();
+        match futures::ready!(self.messages.poll_next_unpin(cx)) {
+            Some(Ok(framed)) => return Poll::Ready(Some(Ok(http_body::Frame::data(framed)))),
+            Some(Err(error)) => {
+                if error.to_tonic_status().add_header(&mut trailers).is_err() {
+                    trailers.insert("grpc-status", http::HeaderValue::from_static("13"));
+                }
+            }
+            None => {
+                trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+            }
+        }
+        self.done = true;
+        Poll::Ready(Some(Ok(http_body::Frame::trailers(trailers))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
 }
 
 /// The call's context (its caller and service parameters), or the error to answer with.
@@ -162,13 +270,6 @@ fn decode<P: DeserializeOwned + Validate + Tenanted>(
     Ok(p)
 }
 
-fn encode<T: Serialize + ?Sized>(value: &T, ty: &'static MessageType) -> Result<Bytes, Error> {
-    proto::encode(value, ty).map(Bytes::from).map_err(|e| {
-        tracing::error!(error = %e, message = ty.name, "a gRPC response failed to encode");
-        Error::new(ErrorKind::Internal, format!("response not encodable: {e}"))
-    })
-}
-
 /// A `SendMessage` answer as `SendMessageResponse`, the task encoded straight from the store's
 /// copy.
 #[derive(Serialize)]
@@ -189,26 +290,26 @@ async fn unary(
     macro_rules! call {
         ($operation:ident, $req:ty) => {{
             let p: $req = decode(&bytes, request, cx)?;
-            encode(&Box::pin(h.$operation(cx, p)).await?, response)
+            frame(&Box::pin(h.$operation(cx, p)).await?, response)
         }};
     }
     match method {
         Method::SendMessage => {
             let p: SendMessageRequest = decode(&bytes, request, cx)?;
             match Box::pin(h.send_message(cx, p)).await? {
-                SendReply::Task(t) => encode(&Reply::Task(&t), response),
-                SendReply::Message(m) => encode(&Reply::Message(&m), response),
+                SendReply::Task(t) => frame(&Reply::Task(&t), response),
+                SendReply::Message(m) => frame(&Reply::Message(&m), response),
             }
         }
         Method::GetTask => {
             let p: GetTaskRequest = decode(&bytes, request, cx)?;
             let task = Box::pin(h.get_task(cx, p)).await?;
-            encode(&*task, response)
+            frame(&*task, response)
         }
         Method::CancelTask => {
             let p: CancelTaskRequest = decode(&bytes, request, cx)?;
             let task = Box::pin(h.cancel_task(cx, p)).await?;
-            encode(&task, response)
+            frame(&task, response)
         }
         Method::ListTasks => call!(list_tasks, ListTasksRequest),
         Method::CreateTaskPushNotificationConfig => {
