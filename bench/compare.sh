@@ -10,7 +10,12 @@
 # binding (lf.a2a.v1.A2AService on the same port; a2a-bench run --binding grpc: tonic, the
 # workers sharing one HTTP/2 connection): rows labelled "<server> grpc", from a second fresh
 # server run beside the first, each right after its JSON-RPC row, and a table of gRPC beside
-# JSON-RPC (--no-grpc skips them).
+# JSON-RPC (--no-grpc skips them). Beside them, SendMessage (c=16, c=64) and GetTask over
+# JSON-RPC on HTTP/2 (a2a-bench run --binding jsonrpc-h2: the HTTP/1.1 rows' requests, hyper's
+# HTTP/2 client, the workers sharing one connection as over gRPC): rows labelled
+# "<server> jsonrpc-h2", from a third fresh server, each between its JSON-RPC and gRPC rows, so
+# that JSON-RPC and gRPC also compare on the same transport (--no-h2 skips them; --no-grpc
+# skips both).
 #
 # Each server runs pinned to core 0 and the load generator to core 1 (taskset); server CPU per
 # request comes from /proc/<pid>/stat over the measured window. Every run is bounded in time;
@@ -22,7 +27,7 @@
 # other load (no fan-out rows in this mode).
 #
 # Usage: bench/compare.sh [--quick] [--duration SECONDS] [--subscribers N] [--no-peer]
-#                         [--only LABEL[,LABEL...]] [--instructions] [--no-grpc]
+#                         [--only LABEL[,LABEL...]] [--instructions] [--no-grpc] [--no-h2]
 # Labels: bare-axum, ours-memory, ours-sled, a2a-server-lf-0.5.3 (the peer).
 # Environment: CARGO_TARGET_DIR (default: <repo>/target), SERVER_CORE (0), LOAD_CORE (1).
 set -euo pipefail
@@ -35,6 +40,7 @@ peer=1
 only=""
 instructions=0
 grpc=1
+h2=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) duration=1; warmup=0.5; subscribers=1000 ;;
@@ -44,7 +50,8 @@ while [ $# -gt 0 ]; do
     --only) only="$2"; shift ;;
     --instructions) instructions=1 ;;
     --no-grpc) grpc=0 ;;
-    -h|--help) sed -n 2,26p "$0"; exit 0 ;;
+    --no-h2) h2=0 ;;
+    -h|--help) sed -n 2,32p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -88,10 +95,10 @@ fi
 # 10k subscribers need 10k descriptors in the server and in the load generator.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-# Servers run in two slots: "j" serves the JSON-RPC rows, and "g" the gRPC rows of the same
-# server, a fresh process started beside it, so that each gRPC row runs seconds after its
-# JSON-RPC row (on this shared machine, other jobs come and go within minutes) and meets a
-# store of the same size.
+# Servers run in three slots: "j" serves the JSON-RPC rows, "g" the gRPC rows of the same
+# server and "h" its JSON-RPC-over-HTTP/2 rows, fresh processes started beside it, so that each
+# gRPC or HTTP/2 row runs seconds after its JSON-RPC row (on this shared machine, other jobs come
+# and go within minutes) and meets a store of the same size.
 declare -A slot_pid=() slot_url=() slot_cg=()
 servers_started=0
 cleanup() {
@@ -162,7 +169,9 @@ load() {
 # tasks. `@DATA@` in COMMAND is a data directory, fresh for this group (the second server
 # reopens the first one's). With --grpc (and without --no-grpc), a second fresh server
 # (its own data directory) answers the gRPC rows, each right after its JSON-RPC row: SendMessage
-# (c=16, c=64), the stream (c=1, c=16) and GetTask (its tasks preloaded over JSON-RPC).
+# (c=16, c=64), the stream (c=1, c=16) and GetTask (its tasks preloaded over JSON-RPC); and
+# unless --no-h2, a third fresh server answers SendMessage and GetTask over JSON-RPC on HTTP/2,
+# each between the JSON-RPC and the gRPC row.
 bench_server() {
   local label="$1"; shift
   local extra=() with_grpc=0
@@ -172,30 +181,45 @@ bench_server() {
   done
   shift
   if [ -n "$only" ] && [[ ",$only," != *",$label,"* ]]; then return 0; fi
-  local jdata="$work/data-$label" gdata="$work/data-$label-grpc" jcmd=() gcmd=() a
-  for a in "$@"; do jcmd+=("${a//@DATA@/$jdata}"); gcmd+=("${a//@DATA@/$gdata}"); done
-  rm -rf "$jdata" "$gdata"
-  echo "== $label$([ "$with_grpc" = 1 ] && echo ", JSON-RPC and gRPC")" >&2
-  # pair SCENARIO C [ARGS...]: the JSON-RPC row, then the gRPC row.
+  local with_h2=0
+  [ "$with_grpc" = 1 ] && with_h2="$h2"
+  local jdata="$work/data-$label" gdata="$work/data-$label-grpc" hdata="$work/data-$label-h2"
+  local jcmd=() gcmd=() hcmd=() a
+  for a in "$@"; do
+    jcmd+=("${a//@DATA@/$jdata}"); gcmd+=("${a//@DATA@/$gdata}"); hcmd+=("${a//@DATA@/$hdata}")
+  done
+  rm -rf "$jdata" "$gdata" "$hdata"
+  echo "== $label$([ "$with_grpc" = 1 ] && echo ", JSON-RPC$([ "$with_h2" = 1 ] && echo ", JSON-RPC over HTTP/2") and gRPC")" >&2
+  # pair SCENARIO C [ARGS...]: the JSON-RPC row, then (send and get) the JSON-RPC-over-HTTP/2
+  # row, then the gRPC row.
   pair() {
     load j "$label" "$@" "${extra[@]}"
+    if [ "$with_h2" = 1 ] && { [ "$1" = send ] || [ "$1" = get ]; }; then
+      load h "$label" "$@" --binding jsonrpc-h2
+    fi
     [ "$with_grpc" = 1 ] && load g "$label" "$@" --binding grpc
     return 0
   }
+  # start_others: the gRPC and HTTP/2 servers beside the JSON-RPC one.
+  start_others() {
+    if [ "$with_grpc" = 1 ]; then start_server g "$label-grpc" "${gcmd[@]}" || with_grpc=0; fi
+    if [ "$with_h2" = 1 ]; then start_server h "$label-h2" "${hcmd[@]}" || with_h2=0; fi
+    return 0
+  }
   start_server j "$label" "${jcmd[@]}" || return 0
-  if [ "$with_grpc" = 1 ]; then start_server g "$label-grpc" "${gcmd[@]}" || with_grpc=0; fi
+  start_others
   load j "$label" card 16 "${extra[@]}"
   pair send 16
   pair send 64
   pair stream 1
   pair stream 16
-  stop_server j g
+  stop_server j g h
   start_server j "$label" "${jcmd[@]}" || return 0
-  if [ "$with_grpc" = 1 ]; then start_server g "$label-grpc" "${gcmd[@]}" || with_grpc=0; fi
+  start_others
   pair get 16 --preload 100
   load j "$label" list 16 --preload 1000 --pages 0 "${extra[@]}"
-  stop_server j g
-  rm -rf "$jdata" "$gdata"
+  stop_server j g h
+  rm -rf "$jdata" "$gdata" "$hdata"
 }
 
 # fan_out LABEL COMMAND...: SubscribeToTask fan-out on the demo agent's countdown task.

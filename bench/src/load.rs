@@ -1,8 +1,10 @@
 //! The load scenarios: closed-loop workers (each with one keep-alive connection, one request
 //! in flight) for a fixed duration after a warm-up, and the SubscribeToTask fan-out. Over gRPC
-//! ([`grpc`]) the workers share HTTP/2 connections instead, one call in flight each.
+//! ([`grpc`]) and JSON-RPC over HTTP/2 ([`h2`]) the workers share HTTP/2 connections instead,
+//! one call in flight each.
 
 mod grpc;
+mod h2;
 
 use crate::http::{Conn, Target};
 use crate::{callgrind, procfs};
@@ -56,6 +58,11 @@ pub(crate) enum Binding {
     JsonRpc,
     /// gRPC (`lf.a2a.v1.A2AService`) over HTTP/2, on tonic: `send`, `stream` and `get`.
     Grpc,
+    /// JSON-RPC over HTTP/2 (prior knowledge), on hyper's HTTP/2 client: `send` and `get`,
+    /// the HTTP/1.1 load's requests on shared connections, as over gRPC.
+    #[value(name = "jsonrpc-h2")]
+    #[serde(rename = "jsonrpc-h2")]
+    JsonRpcH2,
 }
 
 impl Binding {
@@ -75,13 +82,15 @@ pub(crate) struct RunArgs {
     /// What to measure.
     #[arg(long, short = 's', value_enum)]
     pub(crate) scenario: Scenario,
-    /// The binding: JSON-RPC, or gRPC on the same URL's host and port (`send`, `stream` and
-    /// `get`; `get` preloads its tasks over JSON-RPC).
+    /// The binding: JSON-RPC over HTTP/1.1, gRPC on the same URL's host and port (`send`,
+    /// `stream` and `get`), or JSON-RPC over HTTP/2 to the same URL (`send` and `get`); `get`
+    /// preloads its tasks over JSON-RPC/HTTP/1.1.
     #[arg(long, value_enum, default_value_t = Binding::JsonRpc)]
     pub(crate) binding: Binding,
-    /// gRPC: the HTTP/2 connections the workers share (worker `w` calls on connection `w` mod
-    /// N), each carrying up to `-c` ÷ N concurrent streams, as gRPC channels do.
-    #[arg(long, default_value_t = 1)]
+    /// gRPC and jsonrpc-h2: the HTTP/2 connections the workers share (worker `w` calls on
+    /// connection `w` mod N), each carrying up to `-c` ÷ N concurrent streams, as gRPC channels
+    /// do.
+    #[arg(long, alias = "h2-connections", default_value_t = 1)]
     pub(crate) grpc_connections: usize,
     /// Concurrent connections, each with one request in flight.
     #[arg(long, short = 'c', default_value_t = 16)]
@@ -200,6 +209,7 @@ impl Outcome {
         match self.binding {
             Binding::JsonRpc => self.label.clone(),
             Binding::Grpc => format!("{} grpc", self.label),
+            Binding::JsonRpcH2 => format!("{} jsonrpc-h2", self.label),
         }
     }
 
@@ -241,6 +251,8 @@ struct Plan {
     task_ids: Vec<String>,
     /// The gRPC connections (`--binding grpc`), shared by the workers.
     channels: Vec<tonic::transport::Channel>,
+    /// The HTTP/2 connections of `--binding jsonrpc-h2`, shared by the workers.
+    h2: Vec<h2::H2Sender>,
     /// Successful requests so far (read by the sampler at the window's edges).
     ok: AtomicU64,
     measure_from: Instant,
@@ -569,20 +581,30 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
             args.scenario.name()
         ));
     }
+    if args.binding == Binding::JsonRpcH2
+        && !matches!(args.scenario, Scenario::Send | Scenario::Get)
+    {
+        return Err(format!(
+            "--binding jsonrpc-h2 runs send and get, not {}",
+            args.scenario.name()
+        ));
+    }
     if args.scenario == Scenario::Subscribe {
         return fan_out(args, targets[0].clone()).await;
     }
     if args.callgrind_out.is_some() && args.server_pid.len() != 1 {
         return Err("--callgrind-out takes one --server-pid".into());
     }
+    if args.binding != Binding::JsonRpc && targets.len() != 1 {
+        return Err("--binding grpc and jsonrpc-h2 take one --url".into());
+    }
     let channels = match args.binding {
-        Binding::JsonRpc => Vec::new(),
-        Binding::Grpc => {
-            if targets.len() != 1 {
-                return Err("--binding grpc takes one --url".into());
-            }
-            grpc::connect(targets[0].addr, args.grpc_connections).await?
-        }
+        Binding::Grpc => grpc::connect(targets[0].addr, args.grpc_connections).await?,
+        _ => Vec::new(),
+    };
+    let h2 = match args.binding {
+        Binding::JsonRpcH2 => h2::connect(targets[0].addr, args.grpc_connections).await?,
+        _ => Vec::new(),
     };
     let now = Instant::now();
     let mut plan = Plan {
@@ -592,6 +614,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
         run_id: run_id(),
         task_ids: Vec::new(),
         channels,
+        h2,
         ok: AtomicU64::new(0),
         measure_from: now,
         measure_to: now,
@@ -662,6 +685,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
         .map(|w| match args.binding {
             Binding::JsonRpc => tokio::spawn(worker(plan.clone(), w)),
             Binding::Grpc => tokio::spawn(grpc::worker(plan.clone(), w)),
+            Binding::JsonRpcH2 => tokio::spawn(h2::worker(plan.clone(), w)),
         })
         .collect();
     let ((t0, ok0, s0, c0), (t1, ok1, s1, c1), db_cpu, machine, counted) =

@@ -1,6 +1,7 @@
 //! `a2a-bench report`: the JSON lines of several runs as one Markdown table, with each
 //! server's CPU per request relative to the floor and its throughput relative to a peer, and
-//! each gRPC row beside the same server's JSON-RPC row.
+//! each gRPC row beside the same server's JSON-RPC row, and each JSON-RPC-over-HTTP/2 row
+//! beside both (the two bindings on one transport).
 
 use crate::load::{Binding, Outcome};
 use std::path::PathBuf;
@@ -151,6 +152,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
         }
     }
     grpc_table(&all);
+    h2_table(&all);
     let fan: Vec<&Outcome> = all.iter().filter(|o| o.subscribe.is_some()).collect();
     if !fan.is_empty() {
         println!();
@@ -244,6 +246,78 @@ fn grpc_table(all: &[Outcome]) {
                 num(g.server_instructions, 0),
                 ratio(g.server_instructions, j.and_then(|j| j.server_instructions)),
                 g.errors,
+            );
+        }
+    }
+}
+
+/// Each JSON-RPC-over-HTTP/2 row beside the same server's JSON-RPC/HTTP/1.1 and gRPC rows:
+/// the two bindings on one transport, and what the transport changes for JSON-RPC.
+fn h2_table(all: &[Outcome]) {
+    let rows = |counted: bool| -> Vec<(&Outcome, Option<&Outcome>, Option<&Outcome>)> {
+        all.iter()
+            .filter(|o| o.binding == Binding::JsonRpcH2 && o.under_callgrind == counted)
+            .filter(|o| o.subscribe.is_none() && o.db_cpu_pct.is_none())
+            .map(|o| {
+                (
+                    o,
+                    find_over(all, &o.label, Binding::JsonRpc, o),
+                    find_over(all, &o.label, Binding::Grpc, o),
+                )
+            })
+            .collect()
+    };
+    let timed = rows(false);
+    if !timed.is_empty() {
+        println!();
+        println!(
+            "| server | scenario | c | req/s, JSON-RPC HTTP/1.1 / JSON-RPC HTTP/2 / gRPC | server CPU µs/req, JSON-RPC HTTP/1.1 | JSON-RPC HTTP/2 | gRPC | JSON-RPC HTTP/2 ÷ HTTP/1.1 | gRPC ÷ JSON-RPC HTTP/2 | JSON-RPC HTTP/2 errors | load-gen CPU %, HTTP/1.1 / HTTP/2 / gRPC | other jobs' CPU %, HTTP/1.1 / HTTP/2 / gRPC |"
+        );
+        println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for (h, j, g) in timed {
+            println!(
+                "| {} | {} | {} | {} / {:.0} / {} | {} | {} | {} | {} | {} | {} | {} / {:.0} / {} | {} / {} / {} |",
+                h.label,
+                h.scenario,
+                h.concurrency,
+                num(j.map(|j| j.rps), 0),
+                h.rps,
+                num(g.map(|g| g.rps), 0),
+                num(j.and_then(|j| j.server_cpu_us), 1),
+                num(h.server_cpu_us, 1),
+                num(g.and_then(|g| g.server_cpu_us), 1),
+                ratio(h.server_cpu_us, j.and_then(|j| j.server_cpu_us)),
+                ratio(g.and_then(|g| g.server_cpu_us), h.server_cpu_us),
+                h.errors,
+                num(j.map(|j| j.client_cpu_pct), 0),
+                h.client_cpu_pct,
+                num(g.map(|g| g.client_cpu_pct), 0),
+                num(j.and_then(Outcome::other_cpu_pct), 0),
+                num(h.other_cpu_pct(), 0),
+                num(g.and_then(Outcome::other_cpu_pct), 0),
+            );
+        }
+    }
+    let counted = rows(true);
+    if !counted.is_empty() {
+        println!();
+        println!(
+            "| server | scenario | c | instructions/req, JSON-RPC HTTP/1.1 | JSON-RPC HTTP/2 | gRPC | JSON-RPC HTTP/2 ÷ HTTP/1.1 | gRPC ÷ JSON-RPC HTTP/2 | JSON-RPC HTTP/2 errors |"
+        );
+        println!("|---|---|--:|--:|--:|--:|--:|--:|--:|");
+        for (h, j, g) in counted {
+            let g_ir = g.and_then(|g| g.server_instructions);
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                h.label,
+                h.scenario,
+                h.concurrency,
+                num(j.and_then(|j| j.server_instructions), 0),
+                num(h.server_instructions, 0),
+                num(g_ir, 0),
+                ratio(h.server_instructions, j.and_then(|j| j.server_instructions)),
+                ratio(g_ir, h.server_instructions),
+                h.errors,
             );
         }
     }
