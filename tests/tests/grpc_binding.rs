@@ -452,3 +452,42 @@ async fn a_listener_of_its_own_serves_grpc_only_and_is_the_one_advertised() {
     // And the HTTP port still serves gRPC too.
     still_serving(&srv).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_advertised_grpc_address_follows_the_public_url() {
+    let grpc_url =
+        |public: &str, configure: fn(a2a_server::ServerBuilder) -> a2a_server::ServerBuilder| {
+            let server = configure(a2a_server::Server::builder(Echo).public_url(public))
+                .build()
+                .expect("a valid server");
+            server
+                .agent_card()
+                .supported_interfaces
+                .iter()
+                .find(|i| i.protocol_binding == "GRPC")
+                .map(|i| i.url.clone())
+        };
+    let same = |b| b;
+    assert_eq!(
+        grpc_url("https://agent.example.net/a2a", same).as_deref(),
+        Some("agent.example.net:443")
+    );
+    assert_eq!(
+        grpc_url("http://agent.example.net", same).as_deref(),
+        Some("agent.example.net:80")
+    );
+    assert_eq!(
+        grpc_url("http://[::1]:9000/", same).as_deref(),
+        Some("[::1]:9000")
+    );
+    assert_eq!(
+        grpc_url("https://agent.example.net", |b| b
+            .grpc_public_url("grpc.example.net:8443"))
+        .as_deref(),
+        Some("grpc.example.net:8443")
+    );
+    assert_eq!(
+        grpc_url("https://agent.example.net", |b| b.grpc(false)),
+        None
+    );
+}
