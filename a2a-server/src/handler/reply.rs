@@ -3,6 +3,7 @@
 
 use crate::cache::{Fifo, Weigh};
 use a2a_core::{Error, ErrorKind, Message, SendMessageResponse, Task, TaskId};
+use bytes::Bytes;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::sync::{Arc, Mutex};
@@ -10,16 +11,17 @@ use std::sync::{Arc, Mutex};
 /// How many bytes of serialized tasks a handler keeps for `GetTask`.
 pub(crate) const SERIALIZED_CACHE_BYTES: usize = 8 * 1024 * 1024;
 
-/// One version of a task, serialized.
+/// One version of a task, serialized: as JSON, and as protobuf (each once asked for).
 #[derive(Clone, Debug)]
 struct SerializedTask {
     version: u64,
-    json: Arc<RawValue>,
+    json: Option<Arc<RawValue>>,
+    proto: Option<Bytes>,
 }
 
 impl Weigh for SerializedTask {
     fn weight(&self) -> usize {
-        self.json.get().len()
+        self.json.as_ref().map_or(0, |j| j.get().len()) + self.proto.as_ref().map_or(0, Bytes::len)
     }
 }
 
@@ -36,22 +38,64 @@ impl SerializedTasks {
     /// The JSON of `task` at `version`: kept from an earlier answer, or serialized now (and
     /// kept).
     fn json(&self, task: &Task, version: u64) -> Result<Arc<RawValue>, Error> {
-        let cached = self.0.lock().expect("cache lock").get(&task.id);
-        if let Some(hit) = cached.filter(|c| c.version == version) {
-            return Ok(hit.json);
-        }
-        let json: Arc<RawValue> = serde_json::value::to_raw_value(task)
-            .map(Arc::from)
-            .map_err(|e| Error::new(ErrorKind::Internal, format!("task not serializable: {e}")))?;
-        let entry = SerializedTask {
+        self.get_or_encode(
+            task,
             version,
-            json: json.clone(),
+            |e| e.json.clone(),
+            || {
+                serde_json::value::to_raw_value(task)
+                    .map(Arc::from)
+                    .map_err(|e| format!("task not serializable: {e}"))
+            },
+            |e, json| e.json = Some(json),
+        )
+    }
+
+    /// The protobuf encoding (`lf.a2a.v1.Task`, for the gRPC binding) of `task` at `version`,
+    /// kept like the JSON.
+    fn proto(&self, task: &Task, version: u64) -> Result<Bytes, Error> {
+        self.get_or_encode(
+            task,
+            version,
+            |e| e.proto.clone(),
+            || {
+                a2a_core::proto::encode(task, &a2a_core::proto::schema::TASK)
+                    .map(Bytes::from)
+                    .map_err(|e| format!("task not encodable: {e}"))
+            },
+            |e, proto| e.proto = Some(proto),
+        )
+    }
+
+    /// One form of `task` at `version`: `take` reads it from the entry, `encode` makes it,
+    /// `keep` stores it (beside the other form, when that is of the same version).
+    fn get_or_encode<T: Clone>(
+        &self,
+        task: &Task,
+        version: u64,
+        take: impl Fn(&SerializedTask) -> Option<T>,
+        encode: impl FnOnce() -> Result<T, String>,
+        keep: impl FnOnce(&mut SerializedTask, T),
+    ) -> Result<T, Error> {
+        let cached = self.0.lock().expect("cache lock").get(&task.id);
+        let mut entry = match cached.filter(|c| c.version == version) {
+            Some(entry) => match take(&entry) {
+                Some(hit) => return Ok(hit),
+                None => entry,
+            },
+            None => SerializedTask {
+                version,
+                json: None,
+                proto: None,
+            },
         };
+        let encoded = encode().map_err(|e| Error::new(ErrorKind::Internal, e))?;
+        keep(&mut entry, encoded.clone());
         self.0
             .lock()
             .expect("cache lock")
             .put(task.id.clone(), entry);
-        Ok(json)
+        Ok(encoded)
     }
 
     /// Forgets a deleted task.
@@ -93,6 +137,17 @@ impl TaskReply {
     /// The task, shared.
     pub fn shared(&self) -> &Arc<Task> {
         &self.task
+    }
+
+    /// The task's protobuf encoding (`lf.a2a.v1.Task`): for `GetTask` of an unchanged task,
+    /// the encoding of an earlier answer.
+    pub(crate) fn proto(&self) -> Result<Bytes, Error> {
+        match &self.cache {
+            Some((version, cache)) => cache.proto(&self.task, *version),
+            None => a2a_core::proto::encode(&*self.task, &a2a_core::proto::schema::TASK)
+                .map(Bytes::from)
+                .map_err(|e| Error::new(ErrorKind::Internal, format!("task not encodable: {e}"))),
+        }
     }
 }
 
