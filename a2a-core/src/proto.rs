@@ -98,12 +98,13 @@ pub fn encode_into<T: Serialize + ?Sized>(
     ser::message(value, ty, buf).inspect_err(|_| buf.truncate(len))
 }
 
-/// Decodes a `ty` message as `T`.
+/// Decodes a `ty` message as `T`. An error names the message type first
+/// (`lf.a2a.v1.SendMessageRequest: missing field `message``).
 pub fn decode<'de, T: Deserialize<'de>>(
     bytes: &'de [u8],
     ty: &'static MessageType,
 ) -> Result<T, ProtoError> {
-    de::message(bytes, ty)
+    de::message(bytes, ty).map_err(|e| ProtoError::new(format!("{}: {}", ty.name, e.message)))
 }
 
 /// The request and response messages of `method` (a streaming method's response is one event).

@@ -147,7 +147,7 @@ pub(crate) fn status_error(status: &tonic::Status) -> Error {
 }
 
 fn decode(bytes: &[u8], ty: &'static proto::MessageType) -> Result<Value, Error> {
-    proto::decode(bytes, ty).map_err(|e| Error::Decode(format!("{}: {e}", ty.name)))
+    proto::decode(bytes, ty).map_err(|e| Error::Decode(e.to_string()))
 }
 
 #[async_trait]

@@ -182,6 +182,16 @@ fn frame<T: Serialize + ?Sized>(value: &T, ty: &'static MessageType) -> Result<B
     finish_frame(buf)
 }
 
+/// A `GetTask` answer in its frame: an unchanged task's encoding is kept between calls, as its
+/// JSON is (a `TaskReply` serialized through serde would go through that JSON).
+fn framed_task(task: &crate::TaskReply) -> Result<Bytes, Error> {
+    let message = task.proto()?;
+    let mut buf = Vec::with_capacity(5 + message.len());
+    buf.extend_from_slice(&[0; 5]);
+    buf.extend_from_slice(&message);
+    finish_frame(buf)
+}
+
 /// Writes the length of the message after the 5 bytes `buf` starts with.
 fn finish_frame(mut buf: Vec<u8>) -> Result<Bytes, Error> {
     let len = u32::try_from(buf.len() - 5)
@@ -268,8 +278,7 @@ fn decode<P: DeserializeOwned + Validate + Tenanted>(
     ty: &'static MessageType,
     cx: &mut CallContext,
 ) -> Result<P, Error> {
-    let p: P = proto::decode(bytes, ty)
-        .map_err(|e| Error::new(ErrorKind::InvalidParams, format!("{}: {e}", ty.name)))?;
+    let p: P = proto::decode(bytes, ty)?;
     p.validate()?;
     scope_to_tenant(&p, cx);
     Ok(p)
@@ -308,18 +317,11 @@ async fn unary(
         }
         Method::GetTask => {
             let p: GetTaskRequest = decode(&bytes, request, cx)?;
-            let task = Box::pin(h.get_task(cx, p)).await?;
-            // An unchanged task's encoding is kept between calls, as its JSON is.
-            let message = task.proto()?;
-            let mut buf = Vec::with_capacity(5 + message.len());
-            buf.extend_from_slice(&[0; 5]);
-            buf.extend_from_slice(&message);
-            finish_frame(buf)
+            framed_task(&Box::pin(h.get_task(cx, p)).await?)
         }
         Method::CancelTask => {
             let p: CancelTaskRequest = decode(&bytes, request, cx)?;
-            let task = Box::pin(h.cancel_task(cx, p)).await?;
-            frame(&task, response)
+            frame(&Box::pin(h.cancel_task(cx, p)).await?, response)
         }
         Method::ListTasks => call!(list_tasks, ListTasksRequest),
         Method::CreateTaskPushNotificationConfig => {
