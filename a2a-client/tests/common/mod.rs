@@ -35,35 +35,40 @@ pub(crate) async fn within<F: Future>(what: &str, f: F) -> F::Output {
         .unwrap_or_else(|_| panic!("timed out after {WAIT:?}: {what}"))
 }
 
-/// Defines one test per binding: `name::over_jsonrpc`, `name::over_http_json` and
-/// `name::over_grpc`, each running the body with `$binding` set.
+/// Defines `mod $name` with one test per binding listed, each running the body with `$binding`
+/// set (the attributes, passed as one group, go on every test).
 #[allow(unused_macros)]
-macro_rules! each_binding {
-    ($(#[$attr:meta])* async fn $name:ident($binding:ident) $body:block) => {
+macro_rules! per_binding {
+    ([$($test:ident $variant:ident),*] $attrs:tt async fn $name:ident($binding:ident) $body:block) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
 
             async fn run($binding: ::a2a_client::Binding) $body
 
-            $(#[$attr])*
-            #[tokio::test]
-            async fn over_jsonrpc() {
-                run(::a2a_client::Binding::JsonRpc).await
-            }
-
-            $(#[$attr])*
-            #[tokio::test]
-            async fn over_http_json() {
-                run(::a2a_client::Binding::HttpJson).await
-            }
-
-            $(#[$attr])*
-            #[tokio::test]
-            async fn over_grpc() {
-                run(::a2a_client::Binding::Grpc).await
-            }
+            $($crate::common::per_binding!(@test $attrs $test $variant);)*
         }
+    };
+    (@test {$(#[$attr:meta])*} $test:ident $variant:ident) => {
+        $(#[$attr])*
+        #[tokio::test]
+        async fn $test() {
+            run(::a2a_client::Binding::$variant).await
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use per_binding;
+
+/// Defines one test per binding: `name::over_jsonrpc`, `name::over_http_json` and
+/// `name::over_grpc`, each running the body with `$binding` set.
+#[allow(unused_macros)]
+macro_rules! each_binding {
+    ($(#[$attr:meta])* async fn $name:ident($binding:ident) $body:block) => {
+        $crate::common::per_binding!(
+            [over_jsonrpc JsonRpc, over_http_json HttpJson, over_grpc Grpc]
+            {$(#[$attr])*} async fn $name($binding) $body
+        );
     };
 }
 #[allow(unused_imports)]
@@ -74,24 +79,10 @@ pub(crate) use each_binding;
 #[allow(unused_macros)]
 macro_rules! http_bindings {
     ($(#[$attr:meta])* async fn $name:ident($binding:ident) $body:block) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-
-            async fn run($binding: ::a2a_client::Binding) $body
-
-            $(#[$attr])*
-            #[tokio::test]
-            async fn over_jsonrpc() {
-                run(::a2a_client::Binding::JsonRpc).await
-            }
-
-            $(#[$attr])*
-            #[tokio::test]
-            async fn over_http_json() {
-                run(::a2a_client::Binding::HttpJson).await
-            }
-        }
+        $crate::common::per_binding!(
+            [over_jsonrpc JsonRpc, over_http_json HttpJson]
+            {$(#[$attr])*} async fn $name($binding) $body
+        );
     };
 }
 #[allow(unused_imports)]
