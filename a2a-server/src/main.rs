@@ -42,6 +42,10 @@ struct Args {
     /// Keep tasks in memory only (nothing survives a restart).
     #[arg(long, env = "A2A_MEMORY", conflicts_with = "data_dir")]
     memory: bool,
+    /// With --memory: keep at most this many tasks, evicting the oldest finished ones first
+    /// (running tasks, tasks waiting for input and undelivered webhooks are kept).
+    #[arg(long, env = "A2A_MAX_TASKS", requires = "memory")]
+    max_tasks: Option<usize>,
     /// Keep tasks in PostgreSQL at this URL (e.g. `postgres://postgres@127.0.0.1/test`):
     /// several replicas started with the same URL share tasks, streams, cancels, recovery and
     /// webhook deliveries. The schema is created (and migrated) at start.
@@ -150,7 +154,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         replication = Some((bus, leases));
         (Arc::new(pg), "postgres".to_owned())
     } else if args.memory {
-        (Arc::new(MemoryStore::new()), "memory".to_owned())
+        let store = match args.max_tasks {
+            Some(max) => MemoryStore::with_max_tasks(max),
+            None => MemoryStore::new(),
+        };
+        (Arc::new(store), "memory".to_owned())
     } else {
         let sled = SledStore::open(&args.data_dir).map_err(|e| {
             format!(

@@ -28,6 +28,7 @@ mod procfs;
 mod replica_probe;
 mod report;
 mod store_probe;
+mod tasks_probe;
 
 use clap::{Parser, Subcommand};
 
@@ -62,6 +63,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Fails when a callgrind run's instructions per request grew beyond a committed baseline.
     Guard(guard::GuardArgs),
+    /// The memory kept per finished echo task, in process (live heap bytes and RSS).
+    Tasks(tasks_probe::TasksArgs),
     /// Prints the machine description used in reports.
     Machine,
 }
@@ -137,6 +140,13 @@ fn main() {
         Command::Recovery(args) => current_thread().block_on(replica_probe::recovery(args)),
         Command::Report(args) => report::report(&args),
         Command::Guard(args) => guard::guard(&args),
+        Command::Tasks(args) => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .expect("a tokio runtime");
+            rt.block_on(tasks_probe::probe(args))
+        }
         Command::Machine => {
             println!("{}", procfs::machine());
             Ok(())

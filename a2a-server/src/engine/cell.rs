@@ -217,6 +217,10 @@ impl TaskCell {
         // Refused only for an event of another task, which `check` never builds.
         task.apply(event)
             .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        // A pushed vector doubles its capacity; a stored task is kept as it is, possibly
+        // for days: its vectors hold no spare room (the next change copies them anyway).
+        task.history.shrink_to_fit();
+        task.artifacts.shrink_to_fit();
         Ok(task)
     }
 
@@ -346,7 +350,10 @@ impl TaskCell {
                     self.context_id.clone(),
                     TaskStatus::new(TaskState::Submitted),
                 );
-                task.history.extend(st.initial.take());
+                // Exactly as long as it is (a pushed vector would keep room for four).
+                if let Some(m) = st.initial.take() {
+                    task.history = vec![m];
+                }
                 if !matches!(&change, Change::Status(s) if s.state == TaskState::Submitted) {
                     let (received, event) = self.check(&task, change)?;
                     task = Self::fold(task, received, &event)?;

@@ -16,7 +16,10 @@ use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 
 mod claims;
+mod log;
 mod push;
+
+use log::Log;
 
 /// Keeps tasks in a hash map plus ordered indexes: one by status time (for retention) and the
 /// listing indexes of `store::index` (scope, context, state), so
@@ -25,6 +28,8 @@ mod push;
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: RwLock<Inner>,
+    /// At most this many tasks and message claims are kept (see [`MemoryStore::with_max_tasks`]).
+    max_tasks: Option<usize>,
     /// The webhook delivery leases.
     leases: DeliveryLeases,
     /// Index entries visited by listings (to test that a page costs O(page)).
@@ -37,34 +42,20 @@ pub struct MemoryStore {
 #[derive(Debug)]
 struct Entry {
     stored: StoredTask,
-    /// The task's log; entry `i` has seq `i + 1`.
-    log: Vec<Logged>,
-}
-
-/// A log entry. The creation snapshot shares the created task rather than copying it.
-#[derive(Debug)]
-#[allow(clippy::large_enum_variant)] // all entries but the first are events
-enum Logged {
-    Created(Arc<Task>),
-    Event(StreamResponse),
-}
-
-impl Logged {
-    fn to_event(&self) -> StreamResponse {
-        match self {
-            Self::Created(task) => StreamResponse::Task(Task::clone(task)),
-            Self::Event(event) => event.clone(),
-        }
-    }
+    log: Log,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
     tasks: FastMap<TaskId, Box<Entry>>,
     index: BTreeSet<(Reverse<i64>, String)>,
-    /// The listing indexes: for each of the four prefixes of `index::prefixes`, its tasks,
-    /// newest status first (ties by id). A prefix's count is its set's length.
-    lists: FastMap<Vec<u8>, BTreeSet<(Reverse<i64>, String)>>,
+    /// The listing indexes: every task under each of the four prefixes of `index::prefixes`,
+    /// as (prefix, order key), so a prefix's tasks are a range, newest status first (ties by
+    /// id). One set for all prefixes, not one per prefix: most contexts hold a task or two,
+    /// and a set of its own would cost a whole B-tree node each.
+    lists: BTreeSet<Listed>,
+    /// The tasks under each prefix; its key is the one copy of the prefix that `lists` shares.
+    counts: FastMap<Arc<[u8]>, usize>,
     claims: FastMap<Arc<str>, Box<MessageClaim>>,
     /// The claim keys by receipt time, oldest first (for `expire_claims`).
     claim_times: BTreeSet<(i64, Arc<str>)>,
@@ -74,7 +65,64 @@ struct Inner {
     push_tasks: BTreeSet<String>,
 }
 
+/// A listing entry: the prefix, then the order key.
+type Listed = (Arc<[u8]>, Reverse<i64>, String);
+
 impl Inner {
+    /// Evicts finished tasks, oldest status first, until at most `keep` are left or none can
+    /// go (see [`MemoryStore::with_max_tasks`]).
+    fn evict(&mut self, keep: usize, leases: &DeliveryLeases) {
+        let mut skipped = 0;
+        while self.tasks.len() > keep {
+            let Some(id) = self
+                .index
+                .iter()
+                .rev()
+                .skip(skipped)
+                .map(|(_, id)| id)
+                .find(|id| {
+                    let evictable = self.evictable(id);
+                    skipped += usize::from(!evictable);
+                    evictable
+                })
+                .cloned()
+            else {
+                return;
+            };
+            self.remove(&TaskId::new(id), leases);
+        }
+    }
+
+    /// Whether the task `id` is finished with nothing left to deliver.
+    fn evictable(&self, id: &str) -> bool {
+        let Some(entry) = self.tasks.get(id) else {
+            return true;
+        };
+        let logged = entry.log.len() as u64;
+        entry.stored.task.status.state.is_terminal()
+            && self.pushes.get(id).is_none_or(|p| {
+                p.records
+                    .iter()
+                    .all(|r| r.dead_letter.is_some() || r.delivered >= logged)
+            })
+    }
+
+    /// Removes the task `id` with its indexes and webhooks; whether it was there.
+    fn remove(&mut self, id: &TaskId, leases: &DeliveryLeases) -> bool {
+        if self.pushes.remove(id).is_some() {
+            self.push_tasks.remove(id.as_str());
+        }
+        leases.forget(id);
+        match self.tasks.remove(id).map(|e| e.stored) {
+            Some(t) => {
+                self.index.remove(&order_key(&t));
+                self.reindex(Some(&t), None);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Moves a task's listing entries from `old` to `new` (either may be absent).
     fn reindex(&mut self, old: Option<&StoredTask>, new: Option<&StoredTask>) {
         if let (Some(o), Some(n)) = (old, new) {
@@ -83,20 +131,29 @@ impl Inner {
             }
         }
         if let Some(old) = old {
-            let entry = (Reverse(old.sort_millis()), old.task.id.as_str().to_owned());
+            let (millis, id) = order_key(old);
             for p in index::prefixes_of(old) {
-                if let Some(set) = self.lists.get_mut(&p) {
-                    set.remove(&entry);
-                    if set.is_empty() {
-                        self.lists.remove(&p);
-                    }
+                let Some((prefix, &count)) = self.counts.get_key_value(&p[..]) else {
+                    continue;
+                };
+                let prefix = prefix.clone();
+                self.lists.remove(&(prefix.clone(), millis, id.clone()));
+                if count > 1 {
+                    self.counts.insert(prefix, count - 1);
+                } else {
+                    self.counts.remove(&prefix);
                 }
             }
         }
         if let Some(new) = new {
-            let entry = (Reverse(new.sort_millis()), new.task.id.as_str().to_owned());
+            let (millis, id) = order_key(new);
             for p in index::prefixes_of(new) {
-                self.lists.entry(p).or_default().insert(entry.clone());
+                let (prefix, count) = match self.counts.get_key_value(&p[..]) {
+                    Some((prefix, count)) => (prefix.clone(), count + 1),
+                    None => (Arc::<[u8]>::from(p), 1),
+                };
+                self.counts.insert(prefix.clone(), count);
+                self.lists.insert((prefix, millis, id.clone()));
             }
         }
     }
@@ -110,9 +167,28 @@ struct PushList {
 }
 
 impl MemoryStore {
-    /// An empty store.
+    /// An empty store, unbounded: tasks stay until retention removes them
+    /// ([`ServerBuilder::retention`](crate::ServerBuilder::retention)).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store that keeps at most `max` tasks: creating one more first evicts the
+    /// finished task (completed, failed, canceled or rejected) whose status is oldest. A task
+    /// still running or waiting for input is never evicted, nor a finished one with webhook
+    /// deliveries still to make; while only such tasks are left, the store holds more than
+    /// `max`. Message ids remembered for de-duplicating retried sends are bounded by `max` too,
+    /// oldest forgotten first. `max` is at least 1.
+    ///
+    /// ```
+    /// # use a2a_server::MemoryStore;
+    /// let store = MemoryStore::with_max_tasks(100_000);
+    /// ```
+    pub fn with_max_tasks(max: usize) -> Self {
+        Self {
+            max_tasks: Some(max.max(1)),
+            ..Self::default()
+        }
     }
 }
 
@@ -133,6 +209,9 @@ impl TaskStore for MemoryStore {
         if inner.tasks.contains_key(&task.id) {
             return Err(StoreError::AlreadyExists(task.id.clone()));
         }
+        if let Some(max) = self.max_tasks {
+            inner.evict(max - 1, &self.leases);
+        }
         let stored = StoredTask {
             task,
             version: 1,
@@ -141,7 +220,7 @@ impl TaskStore for MemoryStore {
         inner.index.insert(order_key(&stored));
         inner.reindex(None, Some(&stored));
         let entry = Box::new(Entry {
-            log: vec![Logged::Created(stored.task.clone())],
+            log: Log::created(stored.task.clone()),
             stored: stored.clone(),
         });
         inner.tasks.insert(stored.task.id.clone(), entry);
@@ -167,12 +246,15 @@ impl TaskStore for MemoryStore {
             });
         }
         let old_key = order_key(current);
+        entry.log.push(&current.task, event);
         let old = current.clone();
         current.task = task;
         current.version += 1;
+        if current.task.status.state.is_terminal() {
+            entry.log.compact(&current.task);
+        }
         let new_key = order_key(current);
         let stored = current.clone();
-        entry.log.push(Logged::Event(event.clone()));
         if old_key != new_key {
             inner.index.remove(&old_key);
             inner.index.insert(new_key);
@@ -186,24 +268,35 @@ impl TaskStore for MemoryStore {
         let prefix = index::query_prefix(query);
         let after = query.status_timestamp_after.map(Timestamp::unix_millis);
         let inner = self.inner.read().expect("store lock");
-        let empty = BTreeSet::new();
-        let set = inner.lists.get(&prefix).unwrap_or(&empty);
-        let at_or_after = |e: &(Reverse<i64>, String)| after.is_none_or(|a| e.0.0 >= a);
+        let prefix = Arc::<[u8]>::from(prefix);
+        let count = inner.counts.get(&prefix[..]).copied().unwrap_or(0);
+        // The prefix's range: from its least key to the least key of the next prefix there
+        // can be (the prefix followed by a zero byte).
+        let least = |p: Arc<[u8]>| (p, Reverse(i64::MAX), String::new());
+        let next = Arc::<[u8]>::from([&prefix[..], &[0]].concat());
+        let set = || {
+            inner.lists.range((
+                Bound::Included(least(prefix.clone())),
+                Bound::Excluded(least(next.clone())),
+            ))
+        };
+        let at_or_after = |e: &Listed| after.is_none_or(|a| e.1.0 >= a);
         let total_size = if after.is_none() {
-            set.len()
+            count
         } else {
-            let side = |e: &(Reverse<i64>, String)| Ok::<_, StoreError>(at_or_after(e));
-            index::count_after(set.len(), set.iter().map(side), set.iter().rev().map(side))?
+            let side = |e: &Listed| Ok::<_, StoreError>(at_or_after(e));
+            index::count_after(count, set().map(side), set().rev().map(side))?
         };
         let start = match token {
-            Some(t) => Bound::Excluded(t),
-            None => Bound::Unbounded,
+            Some((millis, id)) => Bound::Excluded((prefix.clone(), millis, id)),
+            None => Bound::Included(least(prefix.clone())),
         };
         let mut tasks = Vec::with_capacity(query.page_size.min(128));
         let mut more = false;
         let mut visited = 0;
-        for entry in set
-            .range((start, Bound::Unbounded))
+        for entry in inner
+            .lists
+            .range((start, Bound::Excluded(least(next.clone()))))
             .take_while(|e| at_or_after(e))
         {
             visited += 1;
@@ -211,7 +304,7 @@ impl TaskStore for MemoryStore {
                 more = true;
                 break;
             }
-            if let Some(e) = inner.tasks.get(entry.1.as_str()) {
+            if let Some(e) = inner.tasks.get(entry.2.as_str()) {
                 tasks.push(e.stored.clone());
             }
         }
@@ -229,35 +322,23 @@ impl TaskStore for MemoryStore {
         limit: usize,
     ) -> Result<Vec<LoggedEvent>, StoreError> {
         let inner = self.inner.read().expect("store lock");
-        let Some(log) = inner.tasks.get(id).map(|e| &e.log) else {
+        let Some(entry) = inner.tasks.get(id) else {
             return Ok(Vec::new());
         };
-        let start = usize::try_from(after).unwrap_or(usize::MAX).min(log.len());
-        Ok(log[start..]
-            .iter()
+        let start = usize::try_from(after).unwrap_or(usize::MAX);
+        Ok((start..entry.log.len())
             .take(limit)
             .zip(after + 1..)
-            .map(|(event, seq)| LoggedEvent {
-                seq,
-                event: event.to_event(),
+            .filter_map(|(i, seq)| {
+                let event = entry.log.event(i, &entry.stored.task)?;
+                Some(LoggedEvent { seq, event })
             })
             .collect())
     }
 
     async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
         let mut inner = self.inner.write().expect("store lock");
-        if inner.pushes.remove(id).is_some() {
-            inner.push_tasks.remove(id.as_str());
-        }
-        self.leases.forget(id);
-        match inner.tasks.remove(id).map(|e| e.stored) {
-            Some(t) => {
-                inner.index.remove(&order_key(&t));
-                inner.reindex(Some(&t), None);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        Ok(inner.remove(id, &self.leases))
     }
 
     async fn terminal_before(
@@ -311,6 +392,7 @@ impl TaskStore for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{ClaimStore, PushStore};
 
     #[tokio::test]
     async fn memory_store_creates_gets_and_updates() {
@@ -362,6 +444,93 @@ mod tests {
     #[tokio::test]
     async fn memory_store_gives_a_delivery_lease_to_one_owner_until_it_expires() {
         crate::store::scan_tests::delivery_lease_has_one_owner(&MemoryStore::new()).await;
+    }
+
+    /// Creates `id` at `millis` in `state`; a finished task is created working and then
+    /// finished, as a server writes it.
+    async fn put(store: &MemoryStore, id: &str, state: TaskState, millis: i64) {
+        use crate::store::tests::{status_event, task_at};
+        let working = task_at(id, "c", TaskState::Working, millis);
+        store
+            .create(Arc::new(working), Scope::default())
+            .await
+            .unwrap();
+        if state != TaskState::Working {
+            let done = task_at(id, "c", state, millis);
+            let event = status_event(&done);
+            store.update(Arc::new(done), 1, &event).await.unwrap();
+        }
+    }
+
+    async fn ids(store: &MemoryStore) -> Vec<String> {
+        let mut ids: Vec<String> = store
+            .inner
+            .read()
+            .unwrap()
+            .tasks
+            .keys()
+            .map(|id| id.to_string())
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    #[tokio::test]
+    async fn a_bounded_memory_store_evicts_the_oldest_finished_tasks_first() {
+        let store = MemoryStore::with_max_tasks(3);
+        put(&store, "a-running", TaskState::Working, 1).await;
+        put(&store, "b-done", TaskState::Completed, 2).await;
+        put(&store, "c-failed", TaskState::Failed, 3).await;
+        put(&store, "d-done", TaskState::Completed, 4).await;
+        // The oldest task still runs: the oldest finished one went.
+        assert_eq!(ids(&store).await, ["a-running", "c-failed", "d-done"]);
+        // A finished task with a webhook delivery still to make stays.
+        let config =
+            serde_json::json!({"taskId": "c-failed", "id": "w", "url": "http://127.0.0.1:9/"});
+        store
+            .put_push_config(PushRecord {
+                config: serde_json::from_value(config).unwrap(),
+                v03: false,
+                delivered: 1,
+                dead_letter: None,
+            })
+            .await
+            .unwrap();
+        put(&store, "e-done", TaskState::Completed, 5).await;
+        assert_eq!(ids(&store).await, ["a-running", "c-failed", "e-done"]);
+        // Nothing left to evict but the newest: it goes, the others stay.
+        put(&store, "f-input", TaskState::InputRequired, 6).await;
+        assert_eq!(ids(&store).await, ["a-running", "c-failed", "f-input"]);
+        // Only tasks that cannot go are left: the store holds more than its bound.
+        put(&store, "g-running", TaskState::Working, 7).await;
+        assert_eq!(
+            ids(&store).await,
+            ["a-running", "c-failed", "f-input", "g-running"]
+        );
+        // The listing indexes followed every eviction.
+        let query = ListQuery {
+            page_size: 10,
+            ..ListQuery::default()
+        };
+        let page = store.list(&query).await.unwrap();
+        assert_eq!(page.total_size, 4);
+        assert_eq!(page.tasks.len(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_bounded_memory_store_forgets_its_oldest_message_ids() {
+        let store = MemoryStore::with_max_tasks(2);
+        let claim = |ms| MessageClaim {
+            task_id: TaskId::from("t"),
+            reply: None,
+            received_ms: ms,
+        };
+        for (key, ms) in [("m1", 1), ("m2", 2), ("m3", 3)] {
+            assert!(store.claim_message(key, claim(ms)).await.unwrap().is_none());
+        }
+        // m1 is forgotten: claiming it again succeeds; m3 is remembered.
+        assert!(store.claim_message("m3", claim(4)).await.unwrap().is_some());
+        assert!(store.claim_message("m1", claim(5)).await.unwrap().is_none());
     }
 
     #[tokio::test]

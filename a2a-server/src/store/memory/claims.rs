@@ -20,6 +20,14 @@ impl ClaimStore for MemoryStore {
         let key: Arc<str> = key.into();
         inner.claim_times.insert((claim.received_ms, key.clone()));
         inner.claims.insert(key, Box::new(claim));
+        if let Some(max) = self.max_tasks {
+            while inner.claims.len() > max {
+                let Some((_, oldest)) = inner.claim_times.pop_first() else {
+                    break;
+                };
+                inner.claims.remove(&oldest);
+            }
+        }
         Ok(None)
     }
 
