@@ -1,26 +1,47 @@
 //! Identifier newtypes. Each is an opaque string on the wire.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
+use std::sync::Arc;
+
+/// Reads an identifier from any string a deserializer has, borrowed or owned.
+struct IdVisitor;
+
+impl serde::de::Visitor<'_> for IdVisitor {
+    type Value = Arc<str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Arc<str>, E> {
+        Ok(Arc::from(v))
+    }
+}
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(transparent)]
-        pub struct $name(String);
+        ///
+        /// The string is shared, not copied, between clones: a task's id is held by the task,
+        /// its messages, its events and every index entry of a store.
+        #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(Arc<str>);
 
         impl $name {
             /// Wraps an existing identifier.
             pub fn new(id: impl Into<String>) -> Self {
-                Self(id.into())
+                Self(Arc::from(id.into()))
             }
 
             /// A fresh identifier: a UUID v7 (time-ordered, random below the millisecond),
             /// so that ids created together sort together (a B-tree store inserts them at
             /// one edge instead of all over its pages).
             pub fn random() -> Self {
-                Self(uuid::Uuid::now_v7().to_string())
+                let mut buf = uuid::Uuid::encode_buffer();
+                Self(Arc::from(
+                    &*uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buf),
+                ))
             }
 
             /// The identifier as a string slice.
@@ -35,7 +56,19 @@ macro_rules! id_type {
 
             /// The identifier as an owned `String`.
             pub fn into_string(self) -> String {
-                self.0
+                String::from(&*self.0)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                deserializer.deserialize_str(IdVisitor).map(Self)
             }
         }
 
@@ -47,13 +80,13 @@ macro_rules! id_type {
 
         impl From<String> for $name {
             fn from(s: String) -> Self {
-                Self(s)
+                Self(Arc::from(s))
             }
         }
 
         impl From<&str> for $name {
             fn from(s: &str) -> Self {
-                Self(s.to_owned())
+                Self(Arc::from(s))
             }
         }
 
@@ -71,13 +104,13 @@ macro_rules! id_type {
 
         impl PartialEq<str> for $name {
             fn eq(&self, other: &str) -> bool {
-                self.0 == other
+                *self.0 == *other
             }
         }
 
         impl PartialEq<&str> for $name {
             fn eq(&self, other: &&str) -> bool {
-                self.0 == *other
+                *self.0 == **other
             }
         }
     };

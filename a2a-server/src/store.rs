@@ -455,11 +455,8 @@ pub(crate) fn may_advance(stored: &PushRecord, record: &PushRecord, expected: u6
 }
 
 /// The list order key: newest first, then by id. Encoded in page tokens.
-pub(crate) fn order_key(t: &StoredTask) -> (std::cmp::Reverse<i64>, String) {
-    (
-        std::cmp::Reverse(t.sort_millis()),
-        t.task.id.as_str().to_owned(),
-    )
+pub(crate) fn order_key(t: &StoredTask) -> (std::cmp::Reverse<i64>, TaskId) {
+    (std::cmp::Reverse(t.sort_millis()), t.task.id.clone())
 }
 
 /// Page tokens are the order key of the last task of the page: `<millis>.<id>` in base64url.

@@ -69,7 +69,7 @@ pub(crate) async fn check_against_model(store: &dyn TaskStore, model: &Model) {
                         page_size: 4,
                         page_token: None,
                     };
-                    let mut expected: Vec<(Reverse<i64>, String)> = model
+                    let mut expected: Vec<(Reverse<i64>, TaskId)> = model
                         .values()
                         .map(|(s, t)| StoredTask {
                             task: Arc::new(t.clone()),
@@ -80,7 +80,8 @@ pub(crate) async fn check_against_model(store: &dyn TaskStore, model: &Model) {
                         .map(|t| super::order_key(&t))
                         .collect();
                     expected.sort();
-                    let expected: Vec<String> = expected.into_iter().map(|k| k.1).collect();
+                    let expected: Vec<String> =
+                        expected.into_iter().map(|k| k.1.into_string()).collect();
                     let (seen, totals) = page_all(store, query.clone()).await;
                     assert_eq!(seen, expected, "{query:?}");
                     assert!(

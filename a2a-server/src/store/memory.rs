@@ -5,8 +5,8 @@
 use super::index;
 use super::lease::DeliveryLeases;
 use super::{
-    FastMap, ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, Scope, StoreError,
-    StoredTask, TaskStore, order_key,
+    FastMap, ListPage, ListQuery, LoggedEvent, PushRecord, Scope, StoreError, StoredTask,
+    TaskStore, order_key,
 };
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -48,7 +48,7 @@ struct Entry {
 #[derive(Debug, Default)]
 struct Inner {
     tasks: FastMap<TaskId, Box<Entry>>,
-    index: BTreeSet<(Reverse<i64>, String)>,
+    index: BTreeSet<(Reverse<i64>, TaskId)>,
     /// The listing indexes: every task under each of the four prefixes of `index::prefixes`,
     /// as (prefix, order key), so a prefix's tasks are a range, newest status first (ties by
     /// id). One set for all prefixes, not one per prefix: most contexts hold a task or two,
@@ -56,7 +56,7 @@ struct Inner {
     lists: BTreeSet<Listed>,
     /// The tasks under each prefix; its key is the one copy of the prefix that `lists` shares.
     counts: FastMap<Arc<[u8]>, usize>,
-    claims: FastMap<Arc<str>, Box<MessageClaim>>,
+    claims: FastMap<Arc<str>, claims::Kept>,
     /// The claim keys by receipt time, oldest first (for `expire_claims`).
     claim_times: BTreeSet<(i64, Arc<str>)>,
     /// Webhook registrations by task; only tasks that have some.
@@ -66,7 +66,7 @@ struct Inner {
 }
 
 /// A listing entry: the prefix, then the order key.
-type Listed = (Arc<[u8]>, Reverse<i64>, String);
+type Listed = (Arc<[u8]>, Reverse<i64>, TaskId);
 
 impl Inner {
     /// Evicts finished tasks, oldest status first, until at most `keep` are left or none can
@@ -81,7 +81,7 @@ impl Inner {
                 .skip(skipped)
                 .map(|(_, id)| id)
                 .find(|id| {
-                    let evictable = self.evictable(id);
+                    let evictable = self.evictable(id.as_str());
                     skipped += usize::from(!evictable);
                     evictable
                 })
@@ -89,7 +89,7 @@ impl Inner {
             else {
                 return;
             };
-            self.remove(&TaskId::new(id), leases);
+            self.remove(&id, leases);
         }
     }
 
@@ -272,7 +272,7 @@ impl TaskStore for MemoryStore {
         let count = inner.counts.get(&prefix[..]).copied().unwrap_or(0);
         // The prefix's range: from its least key to the least key of the next prefix there
         // can be (the prefix followed by a zero byte).
-        let least = |p: Arc<[u8]>| (p, Reverse(i64::MAX), String::new());
+        let least = |p: Arc<[u8]>| (p, Reverse(i64::MAX), TaskId::default());
         let next = Arc::<[u8]>::from([&prefix[..], &[0]].concat());
         let set = || {
             inner.lists.range((
@@ -288,7 +288,7 @@ impl TaskStore for MemoryStore {
             index::count_after(count, set().map(side), set().rev().map(side))?
         };
         let start = match token {
-            Some((millis, id)) => Bound::Excluded((prefix.clone(), millis, id)),
+            Some((millis, id)) => Bound::Excluded((prefix.clone(), millis, TaskId::from(id))),
             None => Bound::Included(least(prefix.clone())),
         };
         let mut tasks = Vec::with_capacity(query.page_size.min(128));
@@ -304,7 +304,7 @@ impl TaskStore for MemoryStore {
                 more = true;
                 break;
             }
-            if let Some(e) = inner.tasks.get(entry.2.as_str()) {
+            if let Some(e) = inner.tasks.get(&entry.2) {
                 tasks.push(e.stored.clone());
             }
         }
@@ -392,7 +392,7 @@ impl TaskStore for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{ClaimStore, PushStore};
+    use crate::store::{ClaimStore, MessageClaim, PushStore};
 
     #[tokio::test]
     async fn memory_store_creates_gets_and_updates() {
