@@ -98,9 +98,11 @@ pub struct TaskStatus {
     /// The state. REQUIRED.
     #[serde(default)]
     pub state: TaskState,
-    /// An agent message about this state (e.g. the question for INPUT_REQUIRED).
+    /// An agent message about this state (e.g. the question for INPUT_REQUIRED). Boxed: most
+    /// statuses have none, and a status is part of every task and status update, which would
+    /// otherwise each carry room for a whole message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<Message>,
+    pub message: Option<Box<Message>>,
     /// When this status was set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<Timestamp>,
@@ -119,7 +121,7 @@ impl TaskStatus {
     /// Sets the status message.
     #[must_use]
     pub fn with_message(mut self, message: Message) -> Self {
-        self.message = Some(message);
+        self.message = Some(Box::new(message));
         self
     }
 }
@@ -275,7 +277,7 @@ impl Task {
             StreamResponse::Task(t) => self.clone_from(t),
             StreamResponse::StatusUpdate(e) => {
                 self.status = e.status.clone();
-                self.history.extend(e.status.message.iter().cloned());
+                self.history.extend(e.status.message.as_deref().cloned());
             }
             StreamResponse::ArtifactUpdate(e) => self.apply_artifact(e.artifact.clone(), e.append),
             StreamResponse::Message(m) => self.history.push(m.clone()),

@@ -374,7 +374,7 @@ pub fn decode_artifact(v: &Value, at: &str) -> Result<Artifact, Error> {
 pub fn encode_status(s: &TaskStatus) -> Value {
     let mut o = Obj::new();
     o.insert("state".into(), encode_state(&s.state).into());
-    put(&mut o, "message", s.message.as_ref().map(encode_message));
+    put(&mut o, "message", s.message.as_deref().map(encode_message));
     put(&mut o, "timestamp", s.timestamp.map(|t| t.to_string()));
     Value::Object(o)
 }
@@ -393,7 +393,7 @@ pub fn decode_status(v: &Value, at: &str) -> Result<TaskStatus, Error> {
         state: opt_str(o, "state", at)?.map_or(TaskState::Unspecified, |s| decode_state(&s)),
         message: match o.get("message") {
             None | Some(Value::Null) => None,
-            Some(m) => Some(decode_message(m, &format!("{at}.message"))?),
+            Some(m) => Some(Box::new(decode_message(m, &format!("{at}.message"))?)),
         },
         timestamp,
     })

@@ -197,7 +197,7 @@ fn message() -> impl Strategy<Value = Message> {
 fn status() -> impl Strategy<Value = TaskStatus> {
     (state(), proptest::option::of(message())).prop_map(|(state, message)| TaskStatus {
         state,
-        message,
+        message: message.map(Box::new),
         timestamp: None,
     })
 }
@@ -291,7 +291,7 @@ proptest! {
             match e {
                 StreamResponse::Message(m) => history.push(m.clone()),
                 StreamResponse::StatusUpdate(s) => {
-                    history.extend(s.status.message.clone());
+                    history.extend(s.status.message.as_deref().cloned());
                     status = s.status.clone();
                 }
                 _ => {}

@@ -99,7 +99,7 @@ impl TaskEvents {
 
     async fn set(&self, state: TaskState, message: Option<Message>) -> Result<(), Error> {
         let mut status = TaskStatus::new(state);
-        status.message = message;
+        status.message = message.map(Box::new);
         self.status(status).await
     }
 

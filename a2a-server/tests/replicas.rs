@@ -321,7 +321,7 @@ async fn get_task_on_a_shows_what_b_did() {
         .expect("get on a");
     assert_eq!(on_a.status.state, TaskState::Completed);
     assert_eq!(
-        on_a.status.message.as_ref().map(Message::text).as_deref(),
+        on_a.status.message.as_deref().map(Message::text).as_deref(),
         Some("got the blue one")
     );
     assert_eq!(on_a, done, "A answers exactly what B stored");
@@ -444,7 +444,7 @@ fn b_leaves_a_leased_task_alone_and_takes_it_once_a_stops() {
             .await
             .expect("task");
         assert_eq!(
-            done.status.message.as_ref().map(Message::text).as_deref(),
+            done.status.message.as_deref().map(Message::text).as_deref(),
             Some("resumed")
         );
     });

@@ -65,7 +65,7 @@ async fn run_subtask(
             let note = s
                 .status
                 .message
-                .as_ref()
+                .as_deref()
                 .map(Message::text)
                 .unwrap_or_default();
             println!("[{label}] {} {note}", s.status.state);
@@ -89,7 +89,7 @@ async fn run_subtask(
                 let question = task
                     .status
                     .message
-                    .as_ref()
+                    .as_deref()
                     .map(Message::text)
                     .unwrap_or_default();
                 println!(

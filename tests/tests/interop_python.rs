@@ -332,7 +332,7 @@ async fn ask_agent(
         .unwrap_or_else(|e| panic!("delegate: {e}\n{}", py.stderr()));
     let asked = expect_task(outcome, "delegate");
     assert_eq!(asked.status.state, TaskState::InputRequired, "{asked:?}");
-    let question = asked.status.message.as_ref().map(Message::text);
+    let question = asked.status.message.as_deref().map(Message::text);
     assert_eq!(question.as_deref(), Some("Which city?"), "{asked:?}");
 
     let outcome = client

@@ -409,7 +409,7 @@ impl Ui {
                 let note = s
                     .status
                     .message
-                    .as_ref()
+                    .as_deref()
                     .map(Message::text)
                     .unwrap_or_default();
                 self.status_line(&format!(

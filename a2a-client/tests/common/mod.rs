@@ -505,7 +505,7 @@ pub(crate) fn shape(event: &StreamResponse) -> String {
             s.status.state,
             s.status
                 .message
-                .as_ref()
+                .as_deref()
                 .map(Message::text)
                 .unwrap_or_default()
         ),

@@ -172,7 +172,7 @@ pub(crate) fn status(v03: bool) -> BoxedStrategy<TaskStatus> {
     (state(), option::of(message(v03)), option::of(timestamp()))
         .prop_map(|(state, message, timestamp)| TaskStatus {
             state,
-            message,
+            message: message.map(Box::new),
             timestamp,
         })
         .boxed()

@@ -248,7 +248,7 @@ impl TaskCell {
                         task.id, status.state
                     )));
                 }
-                status.message = status.message.map(|m| self.own_message(m, true));
+                status.message = status.message.map(|m| Box::new(self.own_message(*m, true)));
                 Ok((None, status_update(status)))
             }
             Change::Artifact {
