@@ -16,9 +16,11 @@ use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 
 mod claims;
+mod listing;
 mod log;
 mod push;
 
+use listing::{Key, Listing};
 use log::Log;
 
 /// Keeps tasks in a hash map plus ordered indexes: one by status time (for retention) and the
@@ -49,13 +51,8 @@ struct Entry {
 struct Inner {
     tasks: FastMap<TaskId, Box<Entry>>,
     index: BTreeSet<(Reverse<i64>, TaskId)>,
-    /// The listing indexes: every task under each of the four prefixes of `index::prefixes`,
-    /// as (prefix, order key), so a prefix's tasks are a range, newest status first (ties by
-    /// id). One set for all prefixes, not one per prefix: most contexts hold a task or two,
-    /// and a set of its own would cost a whole B-tree node each.
-    lists: BTreeSet<Listed>,
-    /// The tasks under each prefix; its key is the one copy of the prefix that `lists` shares.
-    counts: FastMap<Arc<[u8]>, usize>,
+    /// The listing indexes (see `memory/listing.rs`).
+    lists: Listing,
     claims: FastMap<Arc<str>, claims::Kept>,
     /// The claim keys by receipt time, oldest first (for `expire_claims`).
     claim_times: BTreeSet<(i64, Arc<str>)>,
@@ -64,9 +61,6 @@ struct Inner {
     /// The ids of the tasks in `pushes`, in order (for `tasks_with_push_configs`).
     push_tasks: BTreeSet<String>,
 }
-
-/// A listing entry: the prefix, then the order key.
-type Listed = (Arc<[u8]>, Reverse<i64>, TaskId);
 
 impl Inner {
     /// Evicts finished tasks, oldest status first, until at most `keep` are left or none can
@@ -131,29 +125,15 @@ impl Inner {
             }
         }
         if let Some(old) = old {
-            let (millis, id) = order_key(old);
+            let key = order_key(old);
             for p in index::prefixes_of(old) {
-                let Some((prefix, &count)) = self.counts.get_key_value(&p[..]) else {
-                    continue;
-                };
-                let prefix = prefix.clone();
-                self.lists.remove(&(prefix.clone(), millis, id.clone()));
-                if count > 1 {
-                    self.counts.insert(prefix, count - 1);
-                } else {
-                    self.counts.remove(&prefix);
-                }
+                self.lists.remove(&p, &key);
             }
         }
         if let Some(new) = new {
-            let (millis, id) = order_key(new);
+            let key = order_key(new);
             for p in index::prefixes_of(new) {
-                let (prefix, count) = match self.counts.get_key_value(&p[..]) {
-                    Some((prefix, count)) => (prefix.clone(), count + 1),
-                    None => (Arc::<[u8]>::from(p), 1),
-                };
-                self.counts.insert(prefix.clone(), count);
-                self.lists.insert((prefix, millis, id.clone()));
+                self.lists.insert(p, key.clone());
             }
         }
     }
@@ -268,35 +248,26 @@ impl TaskStore for MemoryStore {
         let prefix = index::query_prefix(query);
         let after = query.status_timestamp_after.map(Timestamp::unix_millis);
         let inner = self.inner.read().expect("store lock");
-        let prefix = Arc::<[u8]>::from(prefix);
-        let count = inner.counts.get(&prefix[..]).copied().unwrap_or(0);
-        // The prefix's range: from its least key to the least key of the next prefix there
-        // can be (the prefix followed by a zero byte).
-        let least = |p: Arc<[u8]>| (p, Reverse(i64::MAX), TaskId::default());
-        let next = Arc::<[u8]>::from([&prefix[..], &[0]].concat());
-        let set = || {
-            inner.lists.range((
-                Bound::Included(least(prefix.clone())),
-                Bound::Excluded(least(next.clone())),
-            ))
-        };
-        let at_or_after = |e: &Listed| after.is_none_or(|a| e.1.0 >= a);
+        let count = inner.lists.count(&prefix);
+        let at_or_after = |e: &Key| after.is_none_or(|a| e.0.0 >= a);
         let total_size = if after.is_none() {
             count
         } else {
-            let side = |e: &Listed| Ok::<_, StoreError>(at_or_after(e));
-            index::count_after(count, set().map(side), set().rev().map(side))?
+            let all = || inner.lists.range(&prefix, Bound::Unbounded);
+            let side = |e: &Key| Ok::<_, StoreError>(at_or_after(e));
+            index::count_after(count, all().map(side), all().rev().map(side))?
         };
-        let start = match token {
-            Some((millis, id)) => Bound::Excluded((prefix.clone(), millis, TaskId::from(id))),
-            None => Bound::Included(least(prefix.clone())),
+        let start = token.map(|(millis, id)| (millis, TaskId::from(id)));
+        let start = match &start {
+            Some(key) => Bound::Excluded(key),
+            None => Bound::Unbounded,
         };
         let mut tasks = Vec::with_capacity(query.page_size.min(128));
         let mut more = false;
         let mut visited = 0;
         for entry in inner
             .lists
-            .range((start, Bound::Excluded(least(next.clone()))))
+            .range(&prefix, start)
             .take_while(|e| at_or_after(e))
         {
             visited += 1;
@@ -304,7 +275,7 @@ impl TaskStore for MemoryStore {
                 more = true;
                 break;
             }
-            if let Some(e) = inner.tasks.get(&entry.2) {
+            if let Some(e) = inner.tasks.get(&entry.1) {
                 tasks.push(e.stored.clone());
             }
         }
