@@ -19,6 +19,7 @@
 
 mod callgrind;
 mod chunks_probe;
+mod flush_probe;
 mod guard;
 mod http;
 mod idle_probe;
@@ -63,6 +64,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Fails when a callgrind run's instructions per request grew beyond a committed baseline.
     Guard(guard::GuardArgs),
+    /// The disk's flush latency (4 KiB appended, then fdatasync): the floor under a durable write.
+    Flush(flush_probe::FlushArgs),
     /// The memory kept per finished echo task, in process (live heap bytes and RSS).
     Tasks(tasks_probe::TasksArgs),
     /// Prints the machine description used in reports.
@@ -140,6 +143,7 @@ fn main() {
         Command::Recovery(args) => current_thread().block_on(replica_probe::recovery(args)),
         Command::Report(args) => report::report(&args),
         Command::Guard(args) => guard::guard(&args),
+        Command::Flush(args) => flush_probe::probe(&args),
         Command::Tasks(args) => {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
