@@ -28,6 +28,8 @@
 #
 # Usage: bench/compare.sh [--quick] [--duration SECONDS] [--subscribers N] [--no-peer]
 #                         [--only LABEL[,LABEL...]] [--instructions] [--no-grpc] [--no-h2]
+#                         [--scenarios SCENARIO:C[,SCENARIO:C...]]
+# --scenarios runs only those rows (e.g. send:16,get:16; default: all).
 # Labels: bare-axum, ours-memory, ours-sled, a2a-server-lf-0.5.3 (the peer).
 # Environment: CARGO_TARGET_DIR (default: <repo>/target), SERVER_CORE (0), LOAD_CORE (1).
 set -euo pipefail
@@ -38,6 +40,7 @@ warmup=1
 subscribers=10000
 peer=1
 only=""
+scenarios=""
 instructions=0
 grpc=1
 h2=1
@@ -48,10 +51,11 @@ while [ $# -gt 0 ]; do
     --subscribers) subscribers="$2"; shift ;;
     --no-peer) peer=0 ;;
     --only) only="$2"; shift ;;
+    --scenarios) scenarios="$2"; shift ;;
     --instructions) instructions=1 ;;
     --no-grpc) grpc=0 ;;
     --no-h2) h2=0 ;;
-    -h|--help) sed -n 2,32p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,34p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -156,6 +160,7 @@ load() {
   local slot="$1" label="$2" scenario="$3" c="$4"; shift 4
   local limit callgrind_args=()
   [ -n "${slot_pid[$slot]:-}" ] || return 0
+  if [ -n "$scenarios" ] && [[ ",$scenarios," != *",$scenario:$c,"* ]]; then return 0; fi
   [ -z "${slot_cg[$slot]:-}" ] || callgrind_args=(--callgrind-out "${slot_cg[$slot]}")
   limit="$(awk -v d="$duration" -v w="$warmup" 'BEGIN { printf "%d", d + w + 120 }')"
   timeout "$limit" taskset -c "$load_core" "$bin/a2a-bench" run --url "${slot_url[$slot]}" \

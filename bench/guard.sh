@@ -23,7 +23,7 @@ runs=()
 for i in 1 2; do
   echo "== callgrind run $i of 2" >&2
   out="$(bash "$root/bench/compare.sh" --instructions --duration 2 --no-peer --no-grpc \
-    --only ours-memory,ours-sled 2>&1)" || { echo "$out" >&2; exit 1; }
+    --only ours-memory,ours-sled --scenarios send:16,get:16 2>&1)" || { echo "$out" >&2; exit 1; }
   file="$(grep -o '/[^ ]*/results.jsonl' <<<"$out" | tail -1)"
   [ -f "$file" ] || { echo "$out" >&2; echo "no results file" >&2; exit 1; }
   runs+=("$file")

@@ -184,10 +184,7 @@ impl Server {
             ));
         let router = a2a_routes.merge(card_routes);
         let router = if state.config.grpc {
-            router.layer(axum::middleware::from_fn_with_state(
-                state.clone(),
-                grpc::route,
-            ))
+            router.layer(grpc::Route::new(state.clone()))
         } else {
             router
         };
