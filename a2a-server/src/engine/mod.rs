@@ -258,7 +258,7 @@ impl Engine {
         resume: bool,
     ) {
         let rt = self.clone();
-        tokio::spawn(async move {
+        let fut = async move {
             let events = TaskEvents::new(rt.clone(), cell.clone());
             let run = if resume {
                 rt.agent.resume(cx, events)
@@ -286,7 +286,10 @@ impl Engine {
             };
             rt.finish_execution(&cell, generation, failure).await;
             rt.release(cell);
-        });
+        };
+        // Boxed: the execution's future is 2.5 KB, and tokio copies a spawned future several
+        // times (into its task cell, and each stage change); a box is written once.
+        tokio::spawn(Box::pin(fut));
     }
 
     /// Runs the agent's `cancel` and, when it accepts, stores CANCELED (unless the task already
