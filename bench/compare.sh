@@ -31,7 +31,9 @@
 #                         [--scenarios SCENARIO:C[,SCENARIO:C...]]
 # --scenarios runs only those rows (e.g. send:16,get:16; default: all).
 # Labels: bare-axum, ours-memory, ours-sled, a2a-server-lf-0.5.3 (the peer).
-# Environment: CARGO_TARGET_DIR (default: <repo>/target), SERVER_CORE (0), LOAD_CORE (1).
+# Environment: CARGO_TARGET_DIR (default: <repo>/target), SERVER_CORE (0), LOAD_CORE (1),
+# OURS_ARGS (extra flags for our server, e.g. "--metrics-listen 127.0.0.1:0 --log-format json"
+# to measure telemetry's cost).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -132,7 +134,7 @@ start_server() {
   slot_pid[$slot]=$!
   slot_url[$slot]=""
   for _ in $(seq 200); do
-    slot_url[$slot]="$(grep -o 'http://[0-9.:]*' "$log.out" 2>/dev/null | head -1 || true)"
+    slot_url[$slot]="$(grep -o 'listening on http://[0-9.:]*' "$log.out" 2>/dev/null | head -1 | sed 's/^listening on //' || true)"
     [ -n "${slot_url[$slot]}" ] && return 0
     kill -0 "${slot_pid[$slot]}" 2>/dev/null || break
     sleep 0.1
@@ -239,8 +241,9 @@ fan_out() {
 }
 
 bench_server bare-axum -- "$bin/bare-axum" --listen 127.0.0.1:0
-bench_server ours-memory --grpc -- "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0
-bench_server ours-sled --grpc -- "$bin/a2a-server" --data-dir @DATA@ --listen 127.0.0.1:0 --retention-hours 0
+read -r -a ours_args <<<"${OURS_ARGS:-}"
+bench_server ours-memory --grpc -- "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
+bench_server ours-sled --grpc -- "$bin/a2a-server" --data-dir @DATA@ --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
 if [ -n "$peer_bin" ]; then
   # JSON-RPC and HTTP+JSON at the root, TCP_NODELAY on, its InMemoryTaskStore
   # (bench/peers/a2a-lf/main.rs); it mints task ids itself, as ours does.

@@ -19,6 +19,7 @@ use futures::stream::{BoxStream, StreamExt as _};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 /// A stream of events from the agent; resumed transparently if the connection drops.
 pub type EventStream = BoxStream<'static, Result<StreamResponse, Error>>;
@@ -369,7 +370,12 @@ impl Client {
         for i in &self.inner.interceptors {
             i.intercept(method, &mut options)?;
         }
+        crate::telemetry::inject(&mut options.headers);
         Ok(options)
+    }
+
+    fn span(&self, method: Method) -> tracing::Span {
+        crate::telemetry::call_span(method, self.inner.transport.binding().0)
     }
 
     fn params<R: Request>(&self, req: &R) -> Result<Value, Error> {
@@ -382,6 +388,13 @@ impl Client {
 
     /// Any unary operation, typed by its request.
     pub async fn call<R: Request>(&self, req: &R) -> Result<R::Response, Error> {
+        let span = self.span(R::METHOD);
+        let result = self.call_once_or_retry(req).instrument(span.clone()).await;
+        crate::telemetry::ended(&span, result.as_ref().map(|_| ()));
+        result
+    }
+
+    async fn call_once_or_retry<R: Request>(&self, req: &R) -> Result<R::Response, Error> {
         let params = self.params(req)?;
         let mut attempt = 0;
         loop {
@@ -492,10 +505,13 @@ impl Client {
         req: &SendMessageRequest,
     ) -> Result<EventStream, Error> {
         let params = self.params(req)?;
+        let span = self.span(Method::SendStreamingMessage);
         let first = self
             .open_stream(Method::SendStreamingMessage, params, None)
-            .await?;
-        Ok(self.resumable(first, None))
+            .instrument(span.clone())
+            .await;
+        let first = first.inspect_err(|e| crate::telemetry::ended(&span, Err(e)))?;
+        Ok(self.resumable(first, None, span))
     }
 
     /// `SubscribeToTask`: the current task first, then its events; resumed like
@@ -503,15 +519,25 @@ impl Client {
     pub async fn subscribe(&self, id: impl Into<TaskId>) -> Result<EventStream, Error> {
         let id = id.into();
         let params = self.params(&SubscribeToTaskRequest::new(id.clone()))?;
+        let span = self.span(Method::SubscribeToTask);
         let first = self
             .open_stream(Method::SubscribeToTask, params, None)
-            .await?;
-        Ok(self.resumable(first, Some(id)))
+            .instrument(span.clone())
+            .await;
+        let first = first.inspect_err(|e| crate::telemetry::ended(&span, Err(e)))?;
+        Ok(self.resumable(first, Some(id), span))
     }
 
-    fn resumable(&self, first: ItemStream, task_id: Option<TaskId>) -> EventStream {
+    /// The stream of `first`, resumed when it breaks; `span` (the call's) lasts as long as it.
+    fn resumable(
+        &self,
+        first: ItemStream,
+        task_id: Option<TaskId>,
+        span: tracing::Span,
+    ) -> EventStream {
         let client = self.clone();
         let stream = async_stream::stream! {
+            let span = span;
             let mut current = first;
             let mut task_id = task_id;
             let mut last_id: Option<u64> = None;
@@ -537,12 +563,14 @@ impl Client {
                             let ends = item.event.ends_stream();
                             yield Ok(item.event);
                             if ends {
+                                crate::telemetry::ended(&span, Ok(()));
                                 return;
                             }
                         }
                         // An A2A error in the stream ends it; a retryable one (a 503 answering
                         // the resubscribe) breaks it like a dropped connection.
                         Err(e @ Error::Remote { .. }) if !e.is_retryable() => {
+                            crate::telemetry::ended(&span, Err(&e));
                             yield Err(e);
                             return;
                         }
@@ -574,6 +602,7 @@ impl Client {
                 };
                 match client
                     .open_stream(Method::SubscribeToTask, params, last_id.map(|n| n.to_string()))
+                    .instrument(span.clone())
                     .await
                 {
                     Ok(s) => current = s,

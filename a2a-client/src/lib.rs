@@ -31,6 +31,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `cli` | no | the `a2a` command: `cargo run -p a2a-client --features cli --bin a2a -- card URL` |
+//! | `otel` | no | W3C trace context (`traceparent`, `tracestate`) on every call, from its span through OpenTelemetry, so that the agent continues the caller's trace |
 //! | `webhook` | no | `webhook::PushReceiver`, an axum endpoint that receives push notifications |
 //!
 //! # What is here
@@ -51,6 +52,7 @@ mod client;
 mod delegate;
 mod error;
 pub mod sse;
+mod telemetry;
 pub mod transport;
 #[cfg(feature = "webhook")]
 pub mod webhook;

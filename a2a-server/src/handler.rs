@@ -166,12 +166,15 @@ impl RequestHandler {
     /// is never behind a cell of this process, and it holds what other replicas wrote.
     async fn load(&self, cx: &CallContext, id: &TaskId) -> Result<StoredTask, Error> {
         self.ready().await?;
-        self.rt
+        let stored = self
+            .rt
             .store
             .get(id)
             .await?
             .filter(|t| t.scope == cx.scope)
-            .ok_or_else(|| Error::task_not_found(id.as_str()))
+            .ok_or_else(|| Error::task_not_found(id.as_str()))?;
+        crate::telemetry::record_task(&stored.task.id, &stored.task.context_id);
+        Ok(stored)
     }
 
     fn check_streaming(&self) -> Result<(), Error> {

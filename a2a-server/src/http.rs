@@ -19,6 +19,8 @@ pub use serve::{
 };
 pub use upkeep::Upkeep;
 
+pub(crate) use grpc::is_grpc;
+
 use crate::agent::Agent;
 use crate::auth::DynAuthenticator;
 use crate::handler::RequestHandler;
@@ -66,6 +68,8 @@ pub(crate) struct AppState {
     pub(crate) maintenance: Maintenance,
     pub(crate) config: HttpConfig,
     pub(crate) card: card::CardCache,
+    /// Request counts and latencies, when metrics are on.
+    pub(crate) metrics: Option<Arc<crate::telemetry::MetricsInner>>,
 }
 
 /// An A2A agent server. Build one with [`Server::builder`], then run it on a listener with
@@ -188,11 +192,20 @@ impl Server {
         } else {
             router
         };
-        router.with_state(state)
+        observed(router, &state).with_state(state)
     }
 
     /// The router of a listener of gRPC only.
     fn grpc_router(state: Arc<AppState>) -> Router {
-        Router::new().fallback(grpc::only).with_state(state)
+        observed(Router::new().fallback(grpc::only), &state).with_state(state)
+    }
+}
+
+/// `router` inside the telemetry layer (outermost, so that every binding's calls are
+/// observed), if there is anything to observe.
+fn observed(router: Router<Arc<AppState>>, state: &AppState) -> Router<Arc<AppState>> {
+    match crate::telemetry::Layer::wanted(state.metrics.clone()) {
+        Some(layer) => router.layer(layer),
+        None => router,
     }
 }

@@ -47,6 +47,7 @@
 //! | `sled` | yes | [`SledStore`], the durable embedded task store |
 //! | `postgres` | no | `a2a_server::postgres`: `PgStore`, `PgBus` and `PgLeases`, for several replicas on one PostgreSQL database |
 //! | `testing` | no | `a2a_server::testing`: run an agent's methods without a server and read back what it reported |
+//! | `otel` | no | W3C trace context through OpenTelemetry: each request's span continues the caller's trace, and webhook POSTs carry it ([`telemetry`]) |
 //! | `cli` | no | the `a2a-server` binary (demo agent, flags, logging, mimalloc): `cargo run -p a2a-server --features cli`; implies `sled` and `postgres` |
 //!
 //! # What else is here
@@ -55,6 +56,7 @@
 //! |---|---|
 //! | [`SledStore`], [`MemoryStore`], [`Store`] ([`TaskStore`] + [`ClaimStore`] + [`PushStore`]) | durable (or ephemeral) tasks and their event logs, message claims, webhook registrations |
 //! | [`auth`] | authentication: [`auth::BearerTokens`], [`auth::ApiKeys`], or your own [`auth::Authenticator`] |
+//! | [`telemetry`], [`Metrics`] | a span per operation (OpenTelemetry with `otel`), Prometheus metrics ([`ServerBuilder::metrics`]) |
 //! | [`push`] | push notifications: [`push::PushSettings`], delivery from the event log, SSRF guard |
 //! | [`Upkeep`] | the background work ([`Server::upkeep`]) to spawn when you mount [`Server::into_router`] yourself |
 //! | [`RequestHandler`], [`HandlerBuilder`] | the operations (one method each), for custom transports |
@@ -92,6 +94,7 @@ mod http;
 pub mod postgres;
 pub mod push;
 pub mod store;
+pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -114,3 +117,4 @@ pub use store::{
     ClaimStore, LoggedEvent, MemoryStore, MessageClaim, PushStore, Scope, Store, StoreError,
     StoredTask, TaskStore,
 };
+pub use telemetry::Metrics;

@@ -13,6 +13,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[path = "cli/observe.rs"]
+mod observe;
+
 /// mimalloc: the allocator is a large share of a request's CPU (a task is a few dozen small
 /// allocations); mimalloc's thread-local free lists make them several times cheaper than glibc's.
 #[global_allocator]
@@ -111,18 +114,35 @@ struct Args {
     /// Close a connection whose request head takes longer than this many seconds to arrive.
     #[arg(long, env = "A2A_HEADER_TIMEOUT_SECS", default_value_t = 10)]
     header_timeout_secs: u64,
+    /// Export traces over OTLP/HTTP (protobuf) to this collector, e.g. `http://127.0.0.1:4318`
+    /// (`/v1/traces` is appended). Off by default; also on when the standard
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set. The other
+    /// standard variables (`OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS`, `…_TIMEOUT`,
+    /// `OTEL_TRACES_SAMPLER`, `OTEL_SDK_DISABLED`, …) are honoured.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
+    /// Serve Prometheus metrics at `http://ADDR/metrics` (off by default).
+    #[arg(long, env = "A2A_METRICS_LISTEN", value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
+    /// The format of the log lines on stderr: `text`, or `json` (one object per line, with the
+    /// trace and task ids of the request it belongs to).
+    #[arg(long, env = "A2A_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+/// The format of the log lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,sled=warn".into()),
-        )
-        .init();
     let args = Args::parse();
+    let tracing = observe::init(&args);
     let mut replication: Option<(Arc<dyn EventBus>, Arc<dyn Leases>)> = None;
     let (store, described): (Arc<dyn Store>, String) = if let Some(url) = &args.postgres {
         let options = PgOptions {
@@ -191,6 +211,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .public_url
         .clone()
         .unwrap_or_else(|| format!("http://{local}"));
+    let metrics = match args.metrics_listen {
+        Some(addr) => Some(observe::serve_metrics(addr).await?),
+        None => None,
+    };
     let server = Server::builder(DemoAgent)
         .agent_card(DemoAgent::card())
         .task_store_arc(store)
@@ -230,6 +254,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(max) => server.max_connections(max),
         None => server,
     };
+    let server = match metrics {
+        Some(metrics) => server.metrics(metrics),
+        None => server,
+    };
     let server = if args.bearer_tokens.is_empty() {
         server
     } else {
@@ -265,6 +293,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     flush.flush().await?;
     tracing::info!("stopped");
+    tracing.shutdown();
     Ok(())
 }
 

@@ -61,6 +61,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// How webhooks are delivered. Build with [`PushSettings::default`] and the setters.
 #[derive(Clone, Debug)]
@@ -179,6 +180,8 @@ pub(crate) struct Pusher {
     /// concurrent registrations cannot pass the limit together.
     registering: tokio::sync::Mutex<()>,
     shutdown: CancellationToken,
+    /// Delivery counts, when metrics are on.
+    metrics: Option<Arc<crate::telemetry::MetricsInner>>,
 }
 
 /// A task's live registrations by config id, with the bell of each one's running worker.
@@ -246,6 +249,7 @@ impl Pusher {
             live: Mutex::new(HashMap::new()),
             registering: tokio::sync::Mutex::new(()),
             shutdown,
+            metrics: None,
         })
     }
 
@@ -260,6 +264,15 @@ impl Pusher {
     /// replicas write (the task may run on one replica, its webhook be registered on another).
     pub(crate) fn with_bus(mut self, bus: Arc<dyn crate::engine::EventBus>) -> Self {
         self.bus = Some(bus);
+        self
+    }
+
+    /// Counts deliveries, retries and dead letters in `metrics`.
+    pub(crate) fn with_metrics(
+        mut self,
+        metrics: Option<Arc<crate::telemetry::MetricsInner>>,
+    ) -> Self {
+        self.metrics = metrics;
         self
     }
 
@@ -329,8 +342,17 @@ impl Pusher {
                 let bell = Arc::new(Bell::default());
                 *slot = Some(bell.clone());
                 let this = self.clone();
+                // The worker's deliveries belong to the trace of the request that started it
+                // (the registration, or the event that found the worker idle).
+                let span = tracing::info_span!(
+                    target: "a2a::server",
+                    "a2a.push",
+                    otel.name = "push",
+                    a2a.task.id = %task,
+                    a2a.push.config.id = %id,
+                );
                 let (task, id) = (task.clone(), id.to_owned());
-                tokio::spawn(async move { this.work(task, id, bell).await });
+                tokio::spawn(async move { this.work(task, id, bell).await }.instrument(span));
             }
         }
     }
@@ -455,11 +477,28 @@ impl Pusher {
         let mut held = Held::now();
         for e in events {
             let expected = record.delivered;
-            match self.deliver(&record, &mut held, e.seq, &e.event).await {
+            // A client span per delivery (its retries included).
+            let span = tracing::info_span!(
+                target: "a2a::server",
+                "a2a.push.deliver",
+                otel.name = "push.deliver",
+                otel.kind = "client",
+                a2a.task.id = %task,
+                a2a.push.event.seq = e.seq,
+                url.full = %record.config.url,
+            );
+            let delivered = self
+                .deliver(&record, &mut held, e.seq, &e.event)
+                .instrument(span)
+                .await;
+            match delivered {
                 Ok(()) => record.delivered = e.seq,
                 Err(Failure::ShuttingDown) => return Turn::Stop(Stop::Idle),
                 Err(Failure::LeaseLost) => return Turn::Again,
                 Err(Failure::GaveUp(error)) => {
+                    if let Some(metrics) = &self.metrics {
+                        metrics.push_dead_letter();
+                    }
                     tracing::error!(
                         task = %task, config = %id, seq = e.seq, url = %record.config.url, %error,
                         "webhook delivery gave up (dead letter)"

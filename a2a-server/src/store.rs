@@ -38,6 +38,7 @@ mod lease;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod list_tests;
 mod memory;
+mod metered;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod scan_tests;
 #[cfg(feature = "sled")]
@@ -51,6 +52,7 @@ pub use self::sled::{
     SledStore,
 };
 pub use memory::MemoryStore;
+pub(crate) use metered::Metered;
 
 /// The hash map of the server's in-memory indexes: foldhash, several times cheaper than the
 /// standard SipHash for short keys like task ids, and seeded per map.

@@ -70,6 +70,7 @@ pub async fn record(cx: &RequestContext) -> (TaskEvents, Recording) {
         None,
         Arc::new(LocalBus::new()),
         None,
+        None,
     );
     let cell = match &cx.stored_task {
         None => engine.cell_for_new(

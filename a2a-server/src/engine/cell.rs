@@ -315,6 +315,9 @@ impl TaskCell {
         subscribe: bool,
     ) -> Result<Applied, Error> {
         let mut st = self.state.lock().await;
+        let before = (rt.metrics.as_ref())
+            .and(st.stored.as_ref())
+            .map(|s| s.task.status.state.clone());
         let (stored, event) = match (&st.stored, change) {
             (None, Change::Reply(m)) => {
                 if st.reply.is_some() {
@@ -383,6 +386,14 @@ impl TaskCell {
             },
         };
         rt.store.sync().await?;
+        if let Some(metrics) = &rt.metrics {
+            let kind = match &event {
+                Published::Created(_) => "task",
+                Published::Event(StreamResponse::ArtifactUpdate(_)) => "artifact",
+                Published::Event(_) => "status",
+            };
+            metrics.task_changed(&self.id, before.as_ref(), &stored.task.status.state, kind);
+        }
         let terminal = stored.task.status.state.is_terminal();
         let seq = stored.version;
         // Only a subscribing caller (a continuation) uses the stored task: the agent's own

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// How long an execution lease lasts without a heartbeat, by default.
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
@@ -48,6 +49,8 @@ pub(crate) struct Engine {
     /// Shared leases, when several replicas share the store; `None`: this engine owns every
     /// task.
     pub(crate) replication: Option<Replication>,
+    /// Task and event counts, when metrics are on.
+    pub(crate) metrics: Option<Arc<crate::telemetry::MetricsInner>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -65,6 +68,7 @@ impl Engine {
         pusher: Option<Arc<crate::push::Pusher>>,
         bus: Arc<dyn EventBus>,
         replication: Option<Replication>,
+        metrics: Option<Arc<crate::telemetry::MetricsInner>>,
     ) -> Arc<Self> {
         let engine = Arc::new(Self {
             store,
@@ -74,6 +78,7 @@ impl Engine {
             pusher,
             bus,
             replication,
+            metrics,
         });
         let weak = Arc::downgrade(&engine);
         engine.bus.on_cancel(Arc::new(move |task: &TaskId| {
@@ -257,6 +262,16 @@ impl Engine {
         generation: u64,
         resume: bool,
     ) {
+        // The execution continues the trace of the request that started it (a root span for a
+        // task resumed at start-up): the agent's own spans and client calls join that trace.
+        let span = tracing::info_span!(
+            target: "a2a::server",
+            "a2a.execute",
+            otel.name = "execute",
+            a2a.task.id = %cell.id,
+            a2a.context.id = %cell.context_id,
+            resumed = resume,
+        );
         let rt = self.clone();
         let fut = async move {
             let events = TaskEvents::new(rt.clone(), cell.clone());
@@ -289,7 +304,7 @@ impl Engine {
         };
         // Boxed: the execution's future is 2.5 KB, and tokio copies a spawned future several
         // times (into its task cell, and each stage change); a box is written once.
-        tokio::spawn(Box::pin(fut));
+        tokio::spawn(Box::pin(fut).instrument(span));
     }
 
     /// Runs the agent's `cancel` and, when it accepts, stores CANCELED (unless the task already

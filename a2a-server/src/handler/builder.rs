@@ -68,6 +68,7 @@ pub struct HandlerBuilder {
     leases: Option<Arc<dyn Leases>>,
     lease_ttl: Duration,
     replica_id: Option<String>,
+    metrics: Option<crate::Metrics>,
 }
 
 impl std::fmt::Debug for HandlerBuilder {
@@ -90,6 +91,7 @@ impl RequestHandler {
             leases: None,
             lease_ttl: DEFAULT_LEASE_TTL,
             replica_id: None,
+            metrics: None,
         }
     }
 }
@@ -183,6 +185,13 @@ impl HandlerBuilder {
         card
     }
 
+    /// Counts the handler's tasks, events, store operations and webhook deliveries in
+    /// `metrics` (see [`Metrics`](crate::Metrics); off by default).
+    pub fn metrics(mut self, metrics: crate::Metrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
     /// Replaces the extended card function (the server wraps it to fill in interfaces).
     pub(crate) fn map_extended_card(&mut self, f: impl FnOnce(ExtendedCardFn) -> ExtendedCardFn) {
         self.extended_card = self.extended_card.take().map(f);
@@ -192,6 +201,11 @@ impl HandlerBuilder {
     pub fn build(mut self) -> Result<RequestHandler, BuildError> {
         let card = self.card().clone();
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
+        let metrics = self.metrics.map(|m| m.0);
+        let store = match &metrics {
+            Some(m) => crate::store::Metered::wrap(store, m.clone()),
+            None => store,
+        };
         let shutdown = CancellationToken::new();
         // This replica's name in the execution leases and in the webhook delivery leases.
         let owner: Arc<str> = (self.replica_id)
@@ -202,7 +216,8 @@ impl HandlerBuilder {
             Some(settings) => {
                 let pusher = crate::push::Pusher::new(store.clone(), settings, shutdown.clone())
                     .map_err(BuildError::Push)?
-                    .with_lease(owner.clone(), self.lease_ttl);
+                    .with_lease(owner.clone(), self.lease_ttl)
+                    .with_metrics(metrics.clone());
                 // With replicas, a task's events may be written on another replica.
                 let pusher = match self.leases {
                     Some(_) => pusher.with_bus(bus.clone()),
@@ -217,7 +232,15 @@ impl HandlerBuilder {
             owner,
             ttl: self.lease_ttl,
         });
-        let engine = Engine::new(store, self.agent, shutdown, pusher, bus, replication);
+        let engine = Engine::new(
+            store,
+            self.agent,
+            shutdown,
+            pusher,
+            bus,
+            replication,
+            metrics,
+        );
         Ok(RequestHandler {
             rt: engine,
             card,

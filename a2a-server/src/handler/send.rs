@@ -230,6 +230,7 @@ impl RequestHandler {
         let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
         message.task_id = Some(task_id.clone());
         message.context_id = Some(context_id.clone());
+        crate::telemetry::record_task(&task_id, &context_id);
         // The cell exists before the claim, so a duplicate always finds the task live.
         let cell = self.rt.cell_for_new(
             task_id.clone(),

@@ -69,13 +69,19 @@ pub(super) async fn principal(
     };
     match auth.authenticate(parts).await {
         AuthDecision::Allow(principal) => Ok(Some(principal)),
-        decision => Err(a2a_core::Error::new(
-            a2a_core::ErrorKind::Unauthenticated,
-            if decision == AuthDecision::Invalid {
-                "The credentials are not valid"
-            } else {
-                "Authentication required: see the agent card's securitySchemes"
-            },
-        )),
+        decision => {
+            let invalid = decision == AuthDecision::Invalid;
+            if let Some(metrics) = &state.metrics {
+                metrics.auth_failed(invalid);
+            }
+            Err(a2a_core::Error::new(
+                a2a_core::ErrorKind::Unauthenticated,
+                if invalid {
+                    "The credentials are not valid"
+                } else {
+                    "Authentication required: see the agent card's securitySchemes"
+                },
+            ))
+        }
     }
 }

@@ -34,6 +34,7 @@ pub struct ServerBuilder {
     grpc: bool,
     grpc_public_url: Option<String>,
     grpc_listener: Option<tokio::net::TcpListener>,
+    metrics: Option<crate::Metrics>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -62,6 +63,7 @@ impl ServerBuilder {
             grpc: true,
             grpc_public_url: None,
             grpc_listener: None,
+            metrics: None,
         }
     }
 }
@@ -288,6 +290,15 @@ impl ServerBuilder {
         format!("{host}:{port}")
     }
 
+    /// Counts requests, streams, tasks, events, store operations, webhook deliveries and
+    /// authentication failures in `metrics` (off by default); serve them with
+    /// [`Metrics::router`](crate::Metrics::router) on a listener of their own.
+    pub fn metrics(mut self, metrics: crate::Metrics) -> Self {
+        self.handler = self.handler.metrics(metrics.clone());
+        self.metrics = Some(metrics);
+        self
+    }
+
     /// The server, or the first configuration mistake.
     pub fn build(mut self) -> Result<Server, BuildError> {
         let url = self.public_url.trim_end_matches('/').to_owned();
@@ -362,6 +373,7 @@ impl ServerBuilder {
                     keep_alive: self.keep_alive,
                     grpc: self.grpc,
                 },
+                metrics: self.metrics.map(|m| m.0),
             }),
             limits: serve::ConnectionLimits {
                 keep_alive: self.keep_alive,

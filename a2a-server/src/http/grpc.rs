@@ -13,6 +13,7 @@
 use super::AppState;
 use super::extract::{Tenanted, call_context, extensions_header, read_body, scope_to_tenant};
 use crate::handler::{CallContext, RequestHandler, SendReply, StreamEvent};
+use crate::telemetry::{Failed, called};
 use a2a_core::proto::{self, MessageType};
 use a2a_core::{
     CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, Error, ErrorKind,
@@ -135,6 +136,9 @@ pub(crate) async fn serve(state: Arc<AppState>, request: axum::extract::Request)
         Ok(a) => a,
         Err(e) => return status_response(&e),
     };
+    // (As on the other bindings: a call refused before this, for its credentials or
+    // headers, counts as `unknown`.)
+    called(method);
     let mut response = 'answer: {
         // The whole request (one message) is read first, under the body limit plus the 5-byte
         // frame header, so that an oversized one gets our RESOURCE_EXHAUSTED with its ErrorInfo.
@@ -414,5 +418,7 @@ async fn stream(
 
 /// A trailers-only response carrying an error.
 pub(crate) fn status_response(error: &Error) -> Response {
-    error.to_tonic_status().into_http()
+    let status = error.to_tonic_status();
+    let failed = Failed::of(error, i32::from(status.code()).into());
+    failed.mark(status.into_http())
 }

@@ -6,6 +6,7 @@
 use super::extract::{Tenanted, call_context, extensions_header, read_body, scope_to_tenant};
 use super::{AppState, sse};
 use crate::handler::{CallContext, RequestHandler, StreamEvent};
+use crate::telemetry::{Failed, called};
 use a2a_core::jsonrpc::{Id, RawRequest, Response as RpcResponse};
 use a2a_core::v03::{self, Params};
 use a2a_core::{Error, ErrorKind, Method, SendMessageRequest, SubscribeToTaskRequest, Validate};
@@ -59,13 +60,16 @@ pub(crate) enum Framing {
 /// as `framing` says.
 pub(crate) fn error_response(id: Id, error: Error, framing: Framing) -> Response {
     let too_large = error.is(ErrorKind::PayloadTooLarge);
+    let failed = Failed::of(&error, error.code.into());
     let body = RpcResponse::<Value>::error(id, error);
     let status = match framing {
         Framing::Call if too_large => StatusCode::PAYLOAD_TOO_LARGE,
         Framing::Call => StatusCode::OK,
         Framing::Status(status) => status,
         Framing::V03Stream => {
-            return sse::error_event(serde_json::to_string(&body).unwrap_or_default());
+            return failed.mark(sse::error_event(
+                serde_json::to_string(&body).unwrap_or_default(),
+            ));
         }
     };
     let mut response = json_response(status, &body);
@@ -74,7 +78,7 @@ pub(crate) fn error_response(id: Id, error: Error, framing: Framing) -> Response
             .headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
     }
-    response
+    failed.mark(response)
 }
 
 /// Any method but `POST` on the JSON-RPC endpoint: HTTP 405 with `Allow: POST` and a JSON-RPC
@@ -139,8 +143,10 @@ pub(crate) async fn serve(
         Err(e) => return error_response(id, e, Framing::Call),
     };
     let mut response = if let Some(method) = Method::from_name(&req.method) {
+        called(method);
         dispatch_v1(&state, handler, cx, method, &req).await
     } else if let Some(method) = Method::from_v03_name(&req.method) {
+        called(method);
         Box::pin(dispatch_v03(&state, handler, cx, method, &req)).await
     } else {
         let error = Error::new(

@@ -10,6 +10,7 @@
 use super::extract::{call_context, extensions_header, read_body};
 use super::{AppState, sse};
 use crate::handler::{CallContext, StreamEvent};
+use crate::telemetry::{Failed, called};
 use a2a_core::http_json::{self, HttpMethod, PathMatch, Rest, Route};
 use a2a_core::{Error, ErrorKind, Method};
 use axum::extract::{Request, State};
@@ -42,7 +43,7 @@ pub(crate) fn error_response(error: &Error, allow: Option<&str>) -> Response {
     if let Some(allow) = allow.and_then(|a| HeaderValue::from_str(a).ok()) {
         response.headers_mut().insert(header::ALLOW, allow);
     }
-    response
+    Failed::of(error, status.as_u16().into()).mark(response)
 }
 
 /// HTTP 405 for a path that exists with other methods: `allowed` lists them.
@@ -193,7 +194,10 @@ pub(crate) async fn serve(State(state): State<Arc<AppState>>, request: Request) 
     };
     let route = HttpMethod::from_name(parts.method.as_str()).and_then(|m| found.route(m));
     let mut response = match route {
-        Some(route) => dispatch(&state, &cx, route, &found, query, &bytes).await,
+        Some(route) => {
+            called(route.method);
+            dispatch(&state, &cx, route, &found, query, &bytes).await
+        }
         None => method_not_allowed(&found.allow()),
     };
     if let Some(v) = extensions_header(&active) {

@@ -118,6 +118,8 @@ impl Pusher {
                 "application/a2a+json",
             )
         };
+        // The POST carries the trace context of the delivery's span.
+        let trace_headers = crate::telemetry::trace_headers(&tracing::Span::current());
         let mut last_error = String::new();
         for attempt in 1..=self.settings.max_attempts {
             self.keep(record, held).await?;
@@ -140,6 +142,9 @@ impl Pusher {
                 .header(reqwest::header::CONTENT_TYPE, content_type)
                 .header("A2A-Notification-Id", format!("{task}:{seq}"))
                 .body(body.clone());
+            for (name, value) in &trace_headers {
+                request = request.header(name.as_str(), value.as_str());
+            }
             if let Some(auth) = &config.authentication {
                 let value = match &auth.credentials {
                     Some(c) => format!("{} {c}", auth.scheme),
@@ -157,7 +162,12 @@ impl Pusher {
                 () = self.shutdown.cancelled() => return Err(Failure::ShuttingDown),
             };
             match sent {
-                Ok(r) if r.status().is_success() => return Ok(()),
+                Ok(r) if r.status().is_success() => {
+                    if let Some(metrics) = &self.metrics {
+                        metrics.push_delivered();
+                    }
+                    return Ok(());
+                }
                 Ok(r) => last_error = format!("HTTP {}", r.status()),
                 Err(e) => last_error = with_sources(&e),
             }
@@ -182,6 +192,9 @@ impl Pusher {
             } else {
                 Ok(())
             };
+        }
+        if let Some(metrics) = &self.metrics {
+            metrics.push_retry();
         }
         let task = record.config.task_id.as_ref().map_or("", TaskId::as_str);
         tracing::debug!(task, seq, attempt, %error, "webhook delivery failed; retrying");
