@@ -239,7 +239,8 @@ impl ClientBuilder {
             }
         };
         let streaming = card.capabilities.streaming();
-        Ok(self.finish(transport, Some(card), interface.tenant, streaming))
+        let peer = crate::telemetry::Peer::of(&interface.url);
+        Ok(self.finish(transport, peer, Some(card), interface.tenant, streaming))
     }
 
     /// Discovers the agent's card at `base_url` and builds a client for it.
@@ -251,28 +252,31 @@ impl ClientBuilder {
 
     /// A client for a known JSON-RPC v1.0 endpoint, without a card (streaming assumed).
     pub fn build_jsonrpc(self, url: &str) -> Result<Client, Error> {
+        let peer = crate::telemetry::Peer::of(url);
         let url = reqwest::Url::parse(url).map_err(|e| Error::Config(format!("{url:?}: {e}")))?;
         let t = Box::new(JsonRpcTransport::new(self.http()?, url));
-        Ok(self.finish(t, None, None, true))
+        Ok(self.finish(t, peer, None, None, true))
     }
 
     /// A client for a known HTTP+JSON v1.0 base URL, without a card (streaming assumed).
     pub fn build_rest(self, url: &str) -> Result<Client, Error> {
+        let peer = crate::telemetry::Peer::of(url);
         let url = reqwest::Url::parse(url).map_err(|e| Error::Config(format!("{url:?}: {e}")))?;
         let t = Box::new(RestTransport::new(self.http()?, url));
-        Ok(self.finish(t, None, None, true))
+        Ok(self.finish(t, peer, None, None, true))
     }
 
     /// A client for a known gRPC v1.0 endpoint (`host:port`, `http://…` or `https://…`, as
     /// [`GrpcTransport::new`] reads it), without a card (streaming assumed).
     pub fn build_grpc(self, url: &str) -> Result<Client, Error> {
         let t = Box::new(GrpcTransport::new(url, self.connect_timeout)?);
-        Ok(self.finish(t, None, None, true))
+        Ok(self.finish(t, crate::telemetry::Peer::of(url), None, None, true))
     }
 
     fn finish(
         self,
         transport: Box<dyn Transport>,
+        peer: crate::telemetry::Peer,
         card: Option<AgentCard>,
         tenant: Option<String>,
         streaming: bool,
@@ -280,6 +284,7 @@ impl ClientBuilder {
         Client {
             inner: Arc::new(Inner {
                 transport,
+                peer,
                 card,
                 tenant,
                 streaming,
@@ -294,6 +299,8 @@ impl ClientBuilder {
 #[derive(Debug)]
 struct Inner {
     transport: Box<dyn Transport>,
+    /// The agent's host and port, for the call spans.
+    peer: crate::telemetry::Peer,
     card: Option<AgentCard>,
     tenant: Option<String>,
     streaming: bool,
@@ -375,7 +382,7 @@ impl Client {
     }
 
     fn span(&self, method: Method) -> tracing::Span {
-        crate::telemetry::call_span(method, self.inner.transport.binding().0)
+        crate::telemetry::call_span(method, self.inner.transport.binding().0, &self.inner.peer)
     }
 
     fn params<R: Request>(&self, req: &R) -> Result<Value, Error> {

@@ -7,9 +7,37 @@ use crate::Error;
 use a2a_core::Method;
 use tracing::field::Empty;
 
+/// The agent a client calls: `server.address` and `server.port` of its spans.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Peer {
+    address: String,
+    port: u16,
+}
+
+impl Peer {
+    /// The host and port of an interface URL (`http(s)://host:port/…`, or gRPC's `host:port`);
+    /// empty when it does not parse (the client refuses such a URL anyway).
+    pub(crate) fn of(url: &str) -> Self {
+        let with_scheme = if url.contains("://") {
+            url.to_owned()
+        } else {
+            format!("http://{url}")
+        };
+        reqwest::Url::parse(&with_scheme)
+            .ok()
+            .and_then(|u| {
+                Some(Self {
+                    address: u.host_str()?.to_owned(),
+                    port: u.port_or_known_default()?,
+                })
+            })
+            .unwrap_or_default()
+    }
+}
+
 /// The span of one call (retries and, for a stream, reconnections included), named and
 /// attributed as the draft OpenTelemetry semantic conventions for A2A propose.
-pub(crate) fn call_span(method: Method, binding: &'static str) -> tracing::Span {
+pub(crate) fn call_span(method: Method, binding: &'static str, peer: &Peer) -> tracing::Span {
     tracing::info_span!(
         target: "a2a::client",
         "a2a.call",
@@ -18,7 +46,8 @@ pub(crate) fn call_span(method: Method, binding: &'static str) -> tracing::Span 
         otel.status_code = Empty,
         a2a.method.name = method.name(),
         a2a.protocol.binding = binding,
-        a2a.task.id = Empty,
+        server.address = peer.address.as_str(),
+        server.port = peer.port,
         error.type = Empty,
     )
 }

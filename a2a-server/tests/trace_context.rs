@@ -369,6 +369,9 @@ async fn one_trace_runs_through_an_orchestrator_an_agent_a_sub_agent_and_a_webho
     // caller → orchestrator, over gRPC
     let call_o = child(&spans, root, "SendMessage", CLIENT);
     assert_eq!(call_o.attributes["a2a.protocol.binding"], "GRPC");
+    let port = orchestrator.rsplit(':').next().unwrap();
+    assert_eq!(call_o.attributes["server.address"], "127.0.0.1");
+    assert_eq!(call_o.attributes["server.port"], port);
     let serve_o = child(&spans, call_o, "SendMessage", SERVER);
     assert_eq!(serve_o.attributes["a2a.method.name"], "SendMessage");
     assert_eq!(serve_o.attributes["a2a.protocol.binding"], "GRPC");
