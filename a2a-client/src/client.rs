@@ -543,6 +543,7 @@ impl Client {
         span: tracing::Span,
     ) -> EventStream {
         let client = self.clone();
+        let within = span.clone();
         let stream = async_stream::stream! {
             let span = span;
             let mut current = first;
@@ -631,6 +632,13 @@ impl Client {
                 }
             }
         };
-        stream.boxed()
+        // Polled inside the call's span, whose end (its last exit, for OpenTelemetry) is then
+        // the stream's.
+        let mut stream = stream.boxed();
+        futures::stream::poll_fn(move |cx| {
+            let _in = within.enter();
+            stream.poll_next_unpin(cx)
+        })
+        .boxed()
     }
 }

@@ -38,6 +38,9 @@ struct Received {
     kind: i32,
     /// 0 unset, 1 OK, 2 error.
     status: i32,
+    /// Start and end, in Unix nanoseconds.
+    start: u64,
+    end: u64,
     attributes: HashMap<String, String>,
 }
 
@@ -130,6 +133,8 @@ fn spans_of(request: ExportTraceServiceRequest) -> Vec<Received> {
                     name: span.name,
                     kind: span.kind,
                     status: span.status.map_or(0, |s| s.code),
+                    start: span.start_time_unix_nano,
+                    end: span.end_time_unix_nano,
                     attributes,
                 });
             }
@@ -161,13 +166,15 @@ impl Agent for Sub {
     }
 }
 
-/// The agent: asks the sub-agent (JSON-RPC, blocking) and answers `middle: <its answer>`.
+/// The agent: says it is working (so that a stream of its task starts at once), asks the
+/// sub-agent (JSON-RPC, blocking) and answers `middle: <its answer>`.
 struct Middle {
     sub: String,
 }
 
 impl Agent for Middle {
     async fn execute(&self, cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
+        events.working("asking the sub-agent").await?;
         let client = Client::builder().build_jsonrpc(&self.sub).map_err(failed)?;
         let reply = client.send_text(&cx.message.text()).await.map_err(failed)?;
         let SendMessageResponse::Task(task) = reply else {
@@ -403,6 +410,16 @@ async fn one_trace_runs_through_an_orchestrator_an_agent_a_sub_agent_and_a_webho
         serve_s.attributes["a2a.task.id"]
     );
     child(&spans, exec_s, "sub.work", INTERNAL);
+    // The stream's spans end when the stream ends (after the agent's last event, which came
+    // after its call to the sub-agent), not when its first event went out (before that call).
+    assert!(
+        serve_m.end >= call_s.end,
+        "the server's stream span lasts the stream"
+    );
+    assert!(
+        call_m.end >= call_s.end,
+        "the client's stream span lasts the stream"
+    );
 
     // The webhook deliveries of the agent's task: client spans in the same trace, and each
     // POST's traceparent names one of them as its parent.

@@ -243,21 +243,15 @@ fn finish(
         None => None,
     };
     let (parts, body) = response.into_parts();
-    Response::from_parts(
-        parts,
-        Body::new(Observed {
-            body,
-            _span: span,
-            open,
-        }),
-    )
+    Response::from_parts(parts, Body::new(Observed { body, span, open }))
 }
 
-/// A response body that holds its call's span until it ends (so that a stream's span ends
-/// with the stream), and takes a stream out of the open-streams gauge when dropped.
+/// A response body that polls inside its call's span (so that a stream's span ends with the
+/// stream: OpenTelemetry takes a span's last exit as its end), and takes a stream out of the
+/// open-streams gauge when dropped.
 struct Observed {
     body: Body,
-    _span: tracing::Span,
+    span: tracing::Span,
     open: Option<Gauge>,
 }
 
@@ -277,7 +271,9 @@ impl http_body::Body for Observed {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
+        let this = &mut *self;
+        let _in = this.span.enter();
+        Pin::new(&mut this.body).poll_frame(cx)
     }
 
     fn is_end_stream(&self) -> bool {
