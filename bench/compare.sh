@@ -134,7 +134,7 @@ start_server() {
   slot_pid[$slot]=$!
   slot_url[$slot]=""
   for _ in $(seq 200); do
-    slot_url[$slot]="$(grep -o 'listening on http://[0-9.:]*' "$log.out" 2>/dev/null | head -1 | sed 's/^listening on //' || true)"
+    slot_url[$slot]="$(grep -o 'listening on http://[^ ]*' "$log.out" 2>/dev/null | head -1 | sed 's/^listening on //' || true)"
     [ -n "${slot_url[$slot]}" ] && return 0
     kill -0 "${slot_pid[$slot]}" 2>/dev/null || break
     sleep 0.1
