@@ -6,6 +6,12 @@
 # crates.io (bench/peers/a2a-lf). A peer that cannot be built is skipped with a message, and the
 # table's ratios against it are then "-": ratios only ever compare runs of one invocation.
 #
+# Rivals (--no-rivals skips them): third-party Rust A2A servers, each built from crates.io in its
+# own directory, each running the same echo agent, in memory and in its durable embedded mode:
+# turul-a2a 0.2.6 (labels turul-a2a-0.2.6-memory, turul-a2a-0.2.6-sqlite; bench/peers/turul-a2a,
+# protoc from the crates.io package protoc-bin-vendored). Their rows are in the table; the
+# ratios stay against the official SDK.
+#
 # Our server also answers the same SendMessage, SendStreamingMessage and GetTask over its gRPC
 # binding (lf.a2a.v1.A2AService on the same port; a2a-bench run --binding grpc: tonic, the
 # workers sharing one HTTP/2 connection): rows labelled "<server> grpc", from a second fresh
@@ -28,9 +34,10 @@
 #
 # Usage: bench/compare.sh [--quick] [--duration SECONDS] [--subscribers N] [--no-peer]
 #                         [--only LABEL[,LABEL...]] [--instructions] [--no-grpc] [--no-h2]
-#                         [--scenarios SCENARIO:C[,SCENARIO:C...]]
+#                         [--scenarios SCENARIO:C[,SCENARIO:C...]] [--no-rivals]
 # --scenarios runs only those rows (e.g. send:16,get:16; default: all).
-# Labels: bare-axum, ours-memory, ours-sled, a2a-server-lf-0.5.3 (the peer).
+# Labels: bare-axum, ours-memory, ours-sled, a2a-server-lf-0.5.3 (the peer),
+# turul-a2a-0.2.6-memory, turul-a2a-0.2.6-sqlite (rivals).
 # Environment: CARGO_TARGET_DIR (default: <repo>/target), SERVER_CORE (0), LOAD_CORE (1),
 # OURS_ARGS (extra flags for our server, e.g. "--metrics-listen 127.0.0.1:0 --log-format json"
 # to measure telemetry's cost).
@@ -41,6 +48,7 @@ duration=5
 warmup=1
 subscribers=10000
 peer=1
+rivals=1
 only=""
 scenarios=""
 instructions=0
@@ -52,12 +60,13 @@ while [ $# -gt 0 ]; do
     --duration) duration="$2"; shift ;;
     --subscribers) subscribers="$2"; shift ;;
     --no-peer) peer=0 ;;
+    --no-rivals) rivals=0 ;;
     --only) only="$2"; shift ;;
     --scenarios) scenarios="$2"; shift ;;
     --instructions) instructions=1 ;;
     --no-grpc) grpc=0 ;;
     --no-h2) h2=0 ;;
-    -h|--help) sed -n 2,34p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,43p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -95,6 +104,21 @@ if [ "$peer" = 1 ] && { [ -z "$only" ] || [[ ",$only," == *",$peer_label,"* ]]; 
   else
     echo "   skipped $peer_label: it could not be built (see $work/a2a-lf-build.log)" >&2
     peer_bin=""
+  fi
+fi
+
+# The rivals, each built like the peer (skipped with a message when it cannot be built).
+turul_label="turul-a2a-0.2.6"
+turul_bin=""
+if [ "$rivals" = 1 ] && [ "$instructions" = 0 ] \
+  && { [ -z "$only" ] || [[ ",$only," == *",$turul_label-"* ]]; }; then
+  echo "== building turul-a2a 0.2.6's echo agent in .scratch/turul-echo" >&2
+  if turul_bin="$(nice -n 10 "$root/bench/peers/turul-a2a/build.sh" "$root/.scratch/turul-echo" 2>"$work/turul-build.log")" \
+    && [ -x "$turul_bin" ]; then
+    :
+  else
+    echo "   skipped $turul_label: it could not be built (see $work/turul-build.log)" >&2
+    turul_bin=""
   fi
 fi
 
@@ -248,6 +272,11 @@ if [ -n "$peer_bin" ]; then
   # JSON-RPC and HTTP+JSON at the root, TCP_NODELAY on, its InMemoryTaskStore
   # (bench/peers/a2a-lf/main.rs); it mints task ids itself, as ours does.
   bench_server "$peer_label" -- "$peer_bin" 127.0.0.1:0
+fi
+if [ -n "$turul_bin" ]; then
+  # Its README's set-up (bench/peers/turul-a2a/main.rs): in memory, then its SQLite store.
+  bench_server "$turul_label-memory" -- "$turul_bin" 127.0.0.1:0
+  bench_server "$turul_label-sqlite" -- "$turul_bin" 127.0.0.1:0 --sqlite @DATA@/tasks.db
 fi
 fan_out ours-memory "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0
 rm -rf "$work/sled-fanout"
