@@ -86,8 +86,8 @@ pub(crate) fn record_task(task: &a2a_core::TaskId, context: &a2a_core::ContextId
     }
 }
 
-/// The layer: spans (always, at INFO under the target `a2a::server`, so that a subscriber
-/// decides) and metrics (when configured).
+/// The layer: spans (at INFO under the target `a2a::server`, so that a subscriber decides)
+/// and metrics (when configured); see [`Layer::wanted`].
 #[derive(Clone, Debug)]
 pub(crate) struct Layer {
     metrics: Option<Arc<Inner>>,
