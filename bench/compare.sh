@@ -9,8 +9,9 @@
 # Rivals (--no-rivals skips them): third-party Rust A2A servers, each built from crates.io in its
 # own directory, each running the same echo agent, in memory and in its durable embedded mode:
 # turul-a2a 0.2.6 (labels turul-a2a-0.2.6-memory, turul-a2a-0.2.6-sqlite; bench/peers/turul-a2a,
-# protoc from the crates.io package protoc-bin-vendored). Their rows are in the table; the
-# ratios stay against the official SDK.
+# protoc from the crates.io package protoc-bin-vendored) and a2a-protocol-server 0.15.0 (labels
+# a2a-protocol-server-0.15.0-memory, -sqlite; bench/peers/a2a-protocol). Their rows are in the
+# table; the ratios stay against the official SDK.
 #
 # Our server also answers the same SendMessage, SendStreamingMessage and GetTask over its gRPC
 # binding (lf.a2a.v1.A2AService on the same port; a2a-bench run --binding grpc: tonic, the
@@ -37,7 +38,8 @@
 #                         [--scenarios SCENARIO:C[,SCENARIO:C...]] [--no-rivals]
 # --scenarios runs only those rows (e.g. send:16,get:16; default: all).
 # Labels: bare-axum, ours-memory, ours-sled, a2a-server-lf-0.5.3 (the peer),
-# turul-a2a-0.2.6-memory, turul-a2a-0.2.6-sqlite (rivals).
+# turul-a2a-0.2.6-memory, turul-a2a-0.2.6-sqlite, a2a-protocol-server-0.15.0-memory,
+# a2a-protocol-server-0.15.0-sqlite (rivals).
 # Environment: CARGO_TARGET_DIR (default: <repo>/target), SERVER_CORE (0), LOAD_CORE (1),
 # OURS_ARGS (extra flags for our server, e.g. "--metrics-listen 127.0.0.1:0 --log-format json"
 # to measure telemetry's cost).
@@ -108,19 +110,23 @@ if [ "$peer" = 1 ] && { [ -z "$only" ] || [[ ",$only," == *",$peer_label,"* ]]; 
 fi
 
 # The rivals, each built like the peer (skipped with a message when it cannot be built).
-turul_label="turul-a2a-0.2.6"
-turul_bin=""
-if [ "$rivals" = 1 ] && [ "$instructions" = 0 ] \
-  && { [ -z "$only" ] || [[ ",$only," == *",$turul_label-"* ]]; }; then
-  echo "== building turul-a2a 0.2.6's echo agent in .scratch/turul-echo" >&2
-  if turul_bin="$(nice -n 10 "$root/bench/peers/turul-a2a/build.sh" "$root/.scratch/turul-echo" 2>"$work/turul-build.log")" \
-    && [ -x "$turul_bin" ]; then
-    :
+# build_rival LABEL PEER_DIR: prints the binary's path, or nothing.
+build_rival() {
+  local label="$1" peer="$2" bin
+  [ "$rivals" = 1 ] && [ "$instructions" = 0 ] || return 0
+  [ -z "$only" ] || [[ ",$only," == *",$label-"* ]] || return 0
+  echo "== building $label's echo agent in .scratch/$peer-echo" >&2
+  if bin="$(nice -n 10 "$root/bench/peers/$peer/build.sh" "$root/.scratch/$peer-echo" 2>"$work/$peer-build.log")" \
+    && [ -x "$bin" ]; then
+    echo "$bin"
   else
-    echo "   skipped $turul_label: it could not be built (see $work/turul-build.log)" >&2
-    turul_bin=""
+    echo "   skipped $label: it could not be built (see $work/$peer-build.log)" >&2
   fi
-fi
+}
+turul_label="turul-a2a-0.2.6"
+turul_bin="$(build_rival "$turul_label" turul-a2a)"
+protocol_label="a2a-protocol-server-0.15.0"
+protocol_bin="$(build_rival "$protocol_label" a2a-protocol)"
 
 # 10k subscribers need 10k descriptors in the server and in the load generator.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -277,6 +283,11 @@ if [ -n "$turul_bin" ]; then
   # Its README's set-up (bench/peers/turul-a2a/main.rs): in memory, then its SQLite store.
   bench_server "$turul_label-memory" -- "$turul_bin" 127.0.0.1:0
   bench_server "$turul_label-sqlite" -- "$turul_bin" 127.0.0.1:0 --sqlite @DATA@/tasks.db
+fi
+if [ -n "$protocol_bin" ]; then
+  # Its README's production set-up (bench/peers/a2a-protocol/main.rs), then its SQLite store.
+  bench_server "$protocol_label-memory" -- "$protocol_bin" 127.0.0.1:0
+  bench_server "$protocol_label-sqlite" -- "$protocol_bin" 127.0.0.1:0 --sqlite @DATA@/tasks.db
 fi
 fan_out ours-memory "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0
 rm -rf "$work/sled-fanout"
