@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Builds a2a-protocol-server 0.15.0's echo agent (crates.io, the third-party a2a-protocol SDK) in
-# DIR (default .scratch/a2a-protocol-echo), outside the workspace. Prints the binary's path on
-# stdout on success; cargo's output goes to stderr.
+# Builds the echo agent on a2a-protocol-server 0.15.0 + a2a-protocol-types 0.15.0 (crates.io,
+# the third-party a2a-protocol-sdk family, repository tomtom215/a2a-rust) in DIR (default
+# .scratch/a2a-protocol-echo), outside the workspace. No protoc is needed: only the crates'
+# `grpc`/`proto` features compile protos (and those bring their own protoc-bin-vendored).
+# Prints the binary's path on stdout on success; cargo's output goes to stderr.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 dir="${1:-$here/../../../.scratch/a2a-protocol-echo}"
 mkdir -p "$dir/src"
+dir="$(cd "$dir" && pwd)"
 cp "$here/Cargo.toml.in" "$dir/Cargo.toml"
 cp "$here/main.rs" "$dir/src/main.rs"
 cd "$dir"
