@@ -15,6 +15,9 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+mod process;
+use process::Process;
+
 const WAIT: Duration = Duration::from_secs(20);
 
 /// Answers `echo: <text>` as an artifact, then completes.
@@ -243,39 +246,15 @@ async fn metrics_count_exactly_the_traffic_they_saw() {
     check_dashboard(&text);
 }
 
-/// The binary with these arguments (and an in-memory store on a port of its own): its URL,
-/// and the process (stderr piped).
-fn binary(args: &[&str]) -> (std::process::Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-server"))
-        .args(["--memory", "--listen", "127.0.0.1:0"])
-        .args(args)
-        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the a2a-server binary starts");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("a2a-server listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_owned();
-    (child, url)
-}
-
 /// Twenty sends, each answered completed within a second; then SIGTERM, and the process
 /// ends within `exit`. Its stderr.
-async fn serves_then_stops(mut child: std::process::Child, url: &str, exit: Duration) -> String {
+async fn serves_then_stops(mut server: Process, exit: Duration) -> String {
+    let url = server.url.clone();
     let http = reqwest::Client::new();
     for _ in 0..20 {
         let started = Instant::now();
         let answer: Value = http
-            .post(url)
+            .post(&url)
             .json(&send("SendMessage", "hi", None))
             .timeout(Duration::from_secs(1))
             .send()
@@ -290,18 +269,19 @@ async fn serves_then_stops(mut child: std::process::Child, url: &str, exit: Dura
         );
         assert!(started.elapsed() < Duration::from_secs(1));
     }
-    let pid = child.id().to_string();
+    let pid = server.child.id().to_string();
     Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     let started = Instant::now();
     loop {
-        if child.try_wait().unwrap().is_some() {
+        if server.child.try_wait().unwrap().is_some() {
             break;
         }
         assert!(started.elapsed() < exit, "the server stops in time");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let mut stderr = String::new();
-    child
+    server
+        .child
         .stderr
         .take()
         .unwrap()
@@ -314,16 +294,22 @@ async fn serves_then_stops(mut child: std::process::Child, url: &str, exit: Dura
 async fn an_unreachable_collector_costs_no_request() {
     let closed = refused().await;
     let collector = closed.trim_end_matches("/hook");
-    let (child, url) = binary(&["--otlp-endpoint", collector, "--log-format", "json"]);
+    let server = Process::with_stderr(&[
+        "--memory",
+        "--otlp-endpoint",
+        collector,
+        "--log-format",
+        "json",
+    ]);
     // The spans of twenty requests are queued for a collector that refuses connections: the
     // requests do not wait, and the exit waits a bounded time for them.
-    serves_then_stops(child, &url, Duration::from_secs(10)).await;
+    serves_then_stops(server, Duration::from_secs(10)).await;
 }
 
 #[tokio::test]
 async fn an_endpoint_that_does_not_parse_gets_a_warning_and_the_server_serves() {
-    let (child, url) = binary(&["--otlp-endpoint", "not a url"]);
-    let stderr = serves_then_stops(child, &url, Duration::from_secs(10)).await;
+    let server = Process::with_stderr(&["--memory", "--otlp-endpoint", "not a url"]);
+    let stderr = serves_then_stops(server, Duration::from_secs(10)).await;
     assert!(
         stderr.contains("traces are not exported") && stderr.contains("not a url"),
         "a warning naming the endpoint, in {stderr}"

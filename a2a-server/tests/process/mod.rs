@@ -27,19 +27,32 @@ impl Process {
     /// Starts the server binary with these arguments (and `--listen 127.0.0.1:0
     /// --retention-hours 0`), and waits for its "listening on" line.
     pub fn with_args(args: &[&str]) -> Process {
+        // A2A_TEST_SERVER_LOGS=1 shows the servers' logs (to debug a failing test).
+        let stderr = if std::env::var_os("A2A_TEST_SERVER_LOGS").is_some() {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        };
+        Self::spawn(args, stderr)
+    }
+
+    /// [`Process::with_args`], its stderr kept for the test to read (`child.stderr`).
+    pub fn with_stderr(args: &[&str]) -> Process {
+        Self::spawn(args, Stdio::piped())
+    }
+
+    fn spawn(args: &[&str], stderr: Stdio) -> Process {
         use std::io::BufRead as _;
         let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-server"))
             .args(args)
             .args(["--listen", "127.0.0.1:0"])
             .args(["--retention-hours", "0"])
             .env("RUST_LOG", "warn")
+            // The machine's own trace export settings are not the test's.
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
             .stdout(Stdio::piped())
-            // A2A_TEST_SERVER_LOGS=1 shows the servers' logs (to debug a failing test).
-            .stderr(if std::env::var_os("A2A_TEST_SERVER_LOGS").is_some() {
-                Stdio::inherit()
-            } else {
-                Stdio::null()
-            })
+            .stderr(stderr)
             .spawn()
             .expect("the a2a-server binary starts");
         let mut line = String::new();
