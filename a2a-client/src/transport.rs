@@ -9,6 +9,8 @@ mod rest;
 pub use grpc::GrpcTransport;
 pub use jsonrpc::JsonRpcTransport;
 pub use rest::RestTransport;
+#[cfg(feature = "check")]
+pub(crate) use rest::request_parts;
 
 use crate::Error;
 use a2a_core::jsonrpc::{Payload, Response};

@@ -505,3 +505,68 @@ async fn a_rejected_task_exits_1() {
     run.expect_code(1);
     assert!(run.stdout.contains("rejected"), "{}", run.stdout);
 }
+
+#[tokio::test]
+async fn check_exits_0_when_every_must_holds_and_reports_in_json() {
+    let server = TestServer::demo().await;
+    let run = a2a(&["check", &server.url, "--rate", "500"]).await;
+    run.expect_code(0);
+    assert!(run.stdout.contains("every MUST holds"), "{}", run.stdout);
+    assert!(run.stdout.contains("JSONRPC"), "{}", run.stdout);
+
+    let run = a2a(&[
+        "--json",
+        "--binding",
+        "rest",
+        "check",
+        &server.url,
+        "--rate",
+        "500",
+        "--only",
+        "errors",
+    ])
+    .await;
+    run.expect_code(0);
+    let report = run.json();
+    assert_eq!(report["passed"], true, "{report:#}");
+    let findings = report["findings"].as_array().expect("findings");
+    assert!(!findings.is_empty());
+    for f in findings {
+        assert_eq!(f["group"], "errors", "{f:#}");
+        assert_eq!(f["binding"], "HTTP+JSON", "{f:#}");
+        assert!(
+            f["section"].as_str().is_some_and(|s| !s.is_empty()),
+            "{f:#}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn check_exits_1_when_it_cannot_check_and_2_on_a_bad_group() {
+    // Credentials required and none given: nothing past the card can be checked.
+    let server = TestServer::start(a2a_server::demo::DemoAgent, |b| {
+        b.agent_card(a2a_server::demo::DemoAgent::card())
+            .authenticator(a2a_server::auth::BearerTokens::each_its_own(["t0k"]))
+    })
+    .await;
+    let run = a2a(&["check", &server.url, "--rate", "500"]).await;
+    run.expect_code(1);
+    assert!(run.stdout.contains("incomplete"), "{}", run.stdout);
+    assert!(run.stdout.contains("--token"), "{}", run.stdout);
+    // With the token every MUST holds, the auth checks included.
+    let run = a2a(&["check", &server.url, "--rate", "500", "--token", "t0k"]).await;
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("pass MUST   JSONRPC   auth.required"),
+        "{}",
+        run.stdout
+    );
+
+    let run = a2a(&["check", &server.url, "--only", "cards"]).await;
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("one of card, interfaces"),
+        "{}",
+        run.stderr
+    );
+}

@@ -5,9 +5,10 @@
 #   .scratch/interop/py1   Python venv: a2a-sdk[http-server,grpc]==1.3.0 + uvicorn
 #                          (requirements-v1.txt)
 #   .scratch/interop/py03  Python venv: a2a-sdk==0.3.26                       (requirements-v03.txt)
-#   .scratch/interop/js    npm ci of @a2a-js/sdk 1.3.0 and 0.3.14 (alias a2a-js-sdk-v03), and
+#   .scratch/interop/js    npm ci of @a2a-js/sdk 1.3.0 and 0.3.14 (alias a2a-js-sdk-v03),
 #                          @grpc/grpc-js 1.14.7 + @bufbuild/protobuf 2.17.0 for 1.3.0's gRPC
-#                          client (js/package.json, js/package-lock.json)
+#                          client, and express 5.3.0 for 1.3.0's express server integration
+#                          (js_server.mjs) (js/package.json, js/package-lock.json)
 #
 # Idempotent: each part is redone only when its pin files (or the recipe version below)
 # changed (a stamp holds their hash), so a second run takes a second or two. Needs python3
@@ -99,9 +100,9 @@ venv_install py03 requirements-v03.txt 0.3.26
 js="$scratch/js"
 want="$(hash_of "$here/js/package.json" "$here/js/package-lock.json")"
 if [[ -f "$js/.interop-stamp" && "$(cat "$js/.interop-stamp")" == "$want" && -d "$js/node_modules/@a2a-js/sdk" ]]; then
-    echo "ok: js (@a2a-js/sdk 1.3.0, 0.3.14, @grpc/grpc-js 1.14.7) already installed"
+    echo "ok: js (@a2a-js/sdk 1.3.0, 0.3.14, @grpc/grpc-js 1.14.7, express 5.3.0) already installed"
 else
-    echo "installing js: @a2a-js/sdk 1.3.0 and 0.3.14, @grpc/grpc-js 1.14.7 from js/package-lock.json ..."
+    echo "installing js: @a2a-js/sdk 1.3.0 and 0.3.14, @grpc/grpc-js 1.14.7, express 5.3.0 from js/package-lock.json ..."
     rm -rf "$js"
     mkdir -p "$js"
     cp "$here/js/package.json" "$here/js/package-lock.json" "$js/"
@@ -110,7 +111,7 @@ else
     echo "$want" >"$js/.interop-stamp"
     echo "ok: js installed"
 fi
-for pkg in @a2a-js/sdk:1.3.0 a2a-js-sdk-v03:0.3.14 @grpc/grpc-js:1.14.7 @bufbuild/protobuf:2.17.0; do
+for pkg in @a2a-js/sdk:1.3.0 a2a-js-sdk-v03:0.3.14 @grpc/grpc-js:1.14.7 @bufbuild/protobuf:2.17.0 express:5.3.0; do
     name="${pkg%:*}" expect="${pkg##*:}"
     got="$(node -p 'require(process.argv[1]).version' "$js/node_modules/$name/package.json")" ||
         fail "$js lacks $name"

@@ -17,6 +17,8 @@
 
 pub mod agents;
 mod answer;
+/// A deliberately non-conformant agent ([`broken::BrokenAgent`]) for testing a conformance checker.
+pub mod broken;
 mod grpc;
 pub mod shape;
 pub mod sse;

@@ -8,15 +8,23 @@
 //!
 //! Each covers blocking and return-immediately sends, streaming, get, (list,) cancel,
 //! subscribe, multi-turn and error mapping.
+//!
+//! And our `a2a_client::Client` talks to an echo agent written with the 1.3.0 SDK's server
+//! (`tests/interop/js_server.mjs`: `DefaultRequestHandler` + `InMemoryTaskStore` behind its
+//! express `jsonRpcHandler` / `restHandler` / `agentCardHandler`) over JSON-RPC and HTTP+JSON.
 
 mod interop_support;
 
+use a2a_client::{Binding, Client};
+use a2a_core::{Message, SendMessageRequest, SendMessageResponse, StreamResponse, TaskState};
+use futures::StreamExt as _;
 use interop_support::{
     OurServer, V1, V03, arr, artifacts, assert_cancel_running, assert_countdown_stream,
     assert_multi_turn, assert_return_immediately, assert_send_blocking, assert_subscribe_running,
-    assert_v03_common, assert_v03_final_flags, env, run_peer, s, scenario,
+    assert_v03_common, assert_v03_final_flags, env, js_server, run_peer, s, scenario,
 };
 use serde_json::{Value, json};
+use std::time::Duration;
 
 async fn js_client(mode: &str) -> Value {
     let env = env();
@@ -174,4 +182,116 @@ async fn js_sdk_0_3_client_reads_streaming_errors() {
             "{case}: expected the -32004 error from the SSE event: {v:#}"
         );
     }
+}
+
+/// Our client against the JS SDK's server (`tests/interop/js_server.mjs`, its card at
+/// `/echo/.well-known/agent-card.json`): over JSON-RPC and over HTTP+JSON, `hello` sent blocking
+/// comes back as the completed task with the artifact `echo: hello`, and streamed it arrives as
+/// the task, WORKING, the artifact, COMPLETED, the stored task then reading the same.
+#[tokio::test(flavor = "multi_thread")]
+async fn our_client_talks_to_the_js_sdk_server() {
+    const DEADLINE: Duration = Duration::from_secs(30);
+    let js = js_server().await;
+    let base = format!("{}/echo", js.base);
+    for (binding, name) in [
+        (Binding::JsonRpc, "JSONRPC"),
+        (Binding::HttpJson, "HTTP+JSON"),
+    ] {
+        let client = Client::builder()
+            .prefer([binding])
+            .timeout(DEADLINE)
+            .connect(&base)
+            .await
+            .unwrap_or_else(|e| panic!("connect to {base}: {e}\n{}", js.stderr()));
+        assert_eq!(client.binding(), (name, "1.0"));
+        assert!(client.supports_streaming(), "{:?}", client.card());
+
+        // Blocking send: the finished task.
+        let task = match client.send_text("hello").await {
+            Ok(SendMessageResponse::Task(task)) => task,
+            other => panic!(
+                "{name} send: expected a task, got {other:?}\n{}",
+                js.stderr()
+            ),
+        };
+        assert_eq!(task.status.state, TaskState::Completed, "{name}: {task:?}");
+        let texts: Vec<_> = task.artifacts.iter().map(|a| a.text_content()).collect();
+        assert_eq!(texts, ["echo: hello"], "{name}: {task:?}");
+
+        // Streaming send: task, WORKING, the artifact, COMPLETED; then the stored task.
+        let request = SendMessageRequest::new(Message::user_text("hello"));
+        let stream = client
+            .send_streaming_message(&request)
+            .await
+            .unwrap_or_else(|e| panic!("{name} stream: {e}\n{}", js.stderr()));
+        let events: Vec<StreamResponse> =
+            tokio::time::timeout(DEADLINE, stream.collect::<Vec<_>>())
+                .await
+                .unwrap_or_else(|_| panic!("{name} stream did not end\n{}", js.stderr()))
+                .into_iter()
+                .map(|e| e.unwrap_or_else(|e| panic!("{name} stream event: {e}\n{}", js.stderr())))
+                .collect();
+        let Some(StreamResponse::Task(first)) = events.first() else {
+            panic!("{name}: the stream starts with the task: {events:#?}");
+        };
+        let states: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamResponse::StatusUpdate(u) => {
+                    assert_eq!(u.task_id, first.id, "{name}: {events:#?}");
+                    Some(u.status.state.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            states,
+            [TaskState::Working, TaskState::Completed],
+            "{name}: {events:#?}"
+        );
+        assert!(
+            matches!(events.last(), Some(StreamResponse::StatusUpdate(_))),
+            "{name}: the stream ends with COMPLETED: {events:#?}"
+        );
+        let chunks: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamResponse::ArtifactUpdate(a) => Some(a.artifact.text_content()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(chunks, ["echo: hello"], "{name}: {events:#?}");
+        let stored = client
+            .get_task(first.id.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{name} get_task: {e}\n{}", js.stderr()));
+        assert_eq!(
+            stored.status.state,
+            TaskState::Completed,
+            "{name}: {stored:?}"
+        );
+        let texts: Vec<_> = stored.artifacts.iter().map(|a| a.text_content()).collect();
+        assert_eq!(texts, ["echo: hello"], "{name}: {stored:?}");
+    }
+}
+
+/// What `a2a check` finds wrong with the JS SDK's echo agent, on each binding it serves.
+/// Pinned, so that a change in the checker (or the SDK) shows up here.
+#[tokio::test(flavor = "multi_thread")]
+async fn a2a_check_findings_on_the_js_sdk_server() {
+    let server = interop_support::js_server().await;
+    let (failures, table) = interop_support::check_failures(&format!("{}/echo", server.base)).await;
+    assert_eq!(
+        failures,
+        [
+            // The card is only at the new path.
+            "FAIL MAY card card.legacy-path",
+            // `"jsonrpc": "1.0"` is answered -32602 (invalid params), not -32600.
+            "FAIL MUST JSONRPC errors.invalid-request",
+            // A negative historyLength is accepted over JSON-RPC (HTTP+JSON refuses it).
+            "FAIL SHOULD JSONRPC errors.history-length",
+        ],
+        "{table}\n--- server stderr ---\n{}",
+        server.stderr()
+    );
 }

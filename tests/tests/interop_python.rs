@@ -577,3 +577,26 @@ async fn our_client_streaming_reply_to_python_sdk_server() {
         ask_agent(&ask, &py, streaming, streaming).await;
     }
 }
+
+/// What `a2a check` finds wrong with the Python SDK's echo agent, on each binding it serves.
+/// Pinned, so that a change in the checker (or the SDK) shows up here.
+#[tokio::test(flavor = "multi_thread")]
+async fn a2a_check_findings_on_the_python_sdk_server() {
+    let server = start_python_server().await;
+    let (failures, table) = interop_support::check_failures(&format!("{}/echo", server.base)).await;
+    assert_eq!(
+        failures,
+        [
+            // The card comes with an ETag but no Cache-Control, and only at the new path.
+            "FAIL SHOULD card card.cache-control",
+            "FAIL MAY card card.legacy-path",
+            // grpcio answers bytes that are not the request message with UNKNOWN.
+            "FAIL SHOULD GRPC errors.malformed-json",
+            // The gRPC handler does not look at the `a2a-version` metadata (the HTTP
+            // bindings refuse 99.0 as they should).
+            "FAIL MUST GRPC errors.unsupported-version",
+        ],
+        "{table}\n--- server stderr ---\n{}",
+        server.stderr()
+    );
+}

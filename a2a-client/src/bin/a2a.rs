@@ -2,7 +2,8 @@
 //!
 //! Exit codes: 0 done (task completed, or accepted with `--no-wait`); 1 the task failed, was
 //! rejected or canceled; 2 bad usage; 3 the agent returned an A2A error; 4 the agent could not
-//! be reached; 5 the task needs input or authentication; 6 any other error.
+//! be reached; 5 the task needs input or authentication; 6 any other error. `a2a check`
+//! exits 0 when every MUST holds and 1 otherwise.
 
 use a2a_client::{Binding, Client, ClientBuilder, Error};
 use a2a_core::{
@@ -30,7 +31,7 @@ struct Global {
     /// Print machine-readable JSON (one object per line for streams).
     #[arg(long, global = true)]
     json: bool,
-    /// Preferred binding.
+    /// Preferred binding (for `check`: the binding to check; default all).
     #[arg(long, global = true, value_enum)]
     binding: Option<BindingArg>,
     /// Bearer token (Authorization: Bearer …).
@@ -52,6 +53,8 @@ enum BindingArg {
     Jsonrpc,
     Rest,
     Grpc,
+    /// Every binding (what `check` does by default; elsewhere, no preference).
+    All,
 }
 
 #[derive(Debug, Subcommand)]
@@ -90,6 +93,38 @@ enum Command {
     Cancel { url: String, task_id: String },
     /// Follow a task's events.
     Subscribe { url: String, task_id: String },
+    /// Test an agent's conformance to A2A v1.0, over every interface its card declares.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// The agent's base URL (or its card's URL).
+    url: String,
+    /// Run only these groups (repeatable): card, interfaces, errors, tasks, streaming, push,
+    /// auth.
+    #[arg(long, value_parser = group)]
+    only: Vec<a2a_client::check::Group>,
+    /// At most this many requests a second.
+    #[arg(long, default_value_t = 10.0)]
+    rate: f64,
+    /// Stop after this many seconds, reporting what did not run as skipped.
+    #[arg(long, default_value_t = 120)]
+    max_time: u64,
+    /// The webhook URL of the push configs the checker creates (default: a closed port on
+    /// 127.0.0.1, so that no one is called).
+    #[arg(long, value_name = "URL")]
+    allow_webhook: Option<String>,
+}
+
+fn group(name: &str) -> Result<a2a_client::check::Group, String> {
+    a2a_client::check::Group::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = a2a_client::check::Group::ALL
+            .iter()
+            .map(|g| g.name())
+            .collect();
+        format!("one of {}", names.join(", "))
+    })
 }
 
 #[derive(Debug, Args)]
@@ -150,12 +185,14 @@ async fn main() -> ExitCode {
 
 async fn connect(url: &str, g: &Global) -> Result<Client, Error> {
     let mut builder = ClientBuilder::default().timeout(Duration::from_secs(g.timeout));
-    if let Some(b) = g.binding {
-        builder = builder.prefer([match b {
-            BindingArg::Jsonrpc => Binding::JsonRpc,
-            BindingArg::Rest => Binding::HttpJson,
-            BindingArg::Grpc => Binding::Grpc,
-        }]);
+    let preferred = match g.binding {
+        None | Some(BindingArg::All) => None,
+        Some(BindingArg::Jsonrpc) => Some(Binding::JsonRpc),
+        Some(BindingArg::Rest) => Some(Binding::HttpJson),
+        Some(BindingArg::Grpc) => Some(Binding::Grpc),
+    };
+    if let Some(b) = preferred {
+        builder = builder.prefer([b]);
     }
     for h in &g.headers {
         let (name, value) = h
@@ -224,9 +261,76 @@ fn build_message(args: &SendArgs) -> Result<Message, Error> {
     Ok(m)
 }
 
+/// The credentials `check` sends: `--header`s, `--token`, and `--api-key` where the card puts it.
+async fn check_headers(url: &str, g: &Global) -> Result<reqwest::header::HeaderMap, Error> {
+    use a2a_client::Interceptor as _;
+    let mut options = a2a_client::transport::CallOptions::default();
+    for h in &g.headers {
+        let (name, value) = h
+            .split_once(':')
+            .ok_or_else(|| Error::Config(format!("header {h:?} is not `Name: value`")))?;
+        a2a_client::Headers(
+            [(
+                reqwest::header::HeaderName::from_bytes(name.trim().as_bytes())
+                    .map_err(|_| Error::Config(format!("invalid header name {name:?}")))?,
+                reqwest::header::HeaderValue::from_str(value.trim())
+                    .map_err(|_| Error::Config(format!("invalid header value in {h:?}")))?,
+            )]
+            .into_iter()
+            .collect(),
+        )
+        .intercept(a2a_core::Method::GetTask, &mut options)?;
+    }
+    if let Some(t) = &g.token {
+        a2a_client::BearerAuth::new(t).intercept(a2a_core::Method::GetTask, &mut options)?;
+    }
+    if let Some(key) = &g.api_key {
+        let resolver = a2a_client::CardResolver::new(reqwest::Client::new(), Default::default());
+        let card = resolver.resolve(url).await?;
+        a2a_client::ApiKeyAuth::from_card(&card, key)?
+            .intercept(a2a_core::Method::GetTask, &mut options)?;
+        if !options.query.is_empty() {
+            return Err(Error::Config(
+                "the card puts its API key in the query string, which `a2a check` does not send: pass it with --header".into(),
+            ));
+        }
+    }
+    Ok(options.headers)
+}
+
+async fn check(args: CheckArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {
+    let mut options = a2a_client::check::Options::default();
+    options.headers = check_headers(&args.url, g).await?;
+    options.only = args.only;
+    options.rate = args.rate;
+    options.deadline = Duration::from_secs(args.max_time);
+    options.request_timeout = Duration::from_secs(g.timeout.min(10));
+    options.webhook = args.allow_webhook;
+    options.bindings = match g.binding {
+        None | Some(BindingArg::All) => vec![],
+        Some(BindingArg::Jsonrpc) => vec![a2a_core::BINDING_JSONRPC],
+        Some(BindingArg::Rest) => vec![a2a_core::BINDING_HTTP_JSON],
+        Some(BindingArg::Grpc) => vec![a2a_core::BINDING_GRPC],
+    };
+    let report = a2a_client::check::run(&args.url, &options).await;
+    let mut out = std::io::stdout().lock();
+    let written = if ui.json {
+        writeln!(out, "{}", report.to_json())
+    } else {
+        write!(out, "{}", report.table())
+    };
+    written.map_err(|e| Error::Config(format!("cannot write the report: {e}")))?;
+    Ok(if report.passed() {
+        Outcome::Done
+    } else {
+        Outcome::TaskUnsuccessful
+    })
+}
+
 async fn run(cli: Cli, ui: &Ui) -> Result<Outcome, Error> {
     let g = &cli.global;
     match cli.command {
+        Command::Check(args) => check(args, g, ui).await,
         Command::Card { url } => {
             let resolver =
                 a2a_client::CardResolver::new(reqwest::Client::new(), Default::default());

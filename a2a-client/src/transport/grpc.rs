@@ -59,6 +59,12 @@ impl GrpcTransport {
         })
     }
 
+    /// The channel the calls go over.
+    #[cfg(feature = "check")]
+    pub(crate) fn channel(&self) -> Channel {
+        self.channel.clone()
+    }
+
     /// The request: the params encoded, with the call's headers as metadata.
     fn request(
         method: Method,

@@ -37,7 +37,10 @@ fn take_str(o: &mut Map<String, Value>, key: &str) -> String {
 
 /// A call as a2a-core's route table lays it out: the path (the tenant and the path's fields
 /// taken out of `params`), and the rest of the params as a body or as query pairs.
-fn request_parts(route: &Route, params: Value) -> (String, Option<Value>, Vec<(String, String)>) {
+pub(crate) fn request_parts(
+    route: &Route,
+    params: Value,
+) -> (String, Option<Value>, Vec<(String, String)>) {
     let mut o = match params {
         Value::Object(o) => o,
         _ => Map::new(),

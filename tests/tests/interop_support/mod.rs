@@ -171,6 +171,7 @@ impl PeerServer {
         let mut child = tokio::process::Command::new(program)
             .args(args)
             .current_dir(repo_root())
+            .env("A2A_INTEROP_JS", &env().js)
             .env("PYTHONUNBUFFERED", "1")
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .stdin(Stdio::null())
@@ -223,6 +224,19 @@ impl PeerServer {
     pub(crate) fn stderr(&self) -> String {
         self.stderr.lock().expect("stderr buffer").clone()
     }
+}
+
+/// The JS SDK's echo agent (`tests/interop/js_server.mjs`, @a2a-js/sdk 1.3.0 on express) on a
+/// free port: its card at `<base>/echo/.well-known/agent-card.json`, JSON-RPC at
+/// `<base>/echo/jsonrpc`, HTTP+JSON at `<base>/echo/rest`.
+pub(crate) async fn js_server() -> PeerServer {
+    let script = env().programs.join("js_server.mjs");
+    PeerServer::start(
+        "js_server.mjs (@a2a-js/sdk 1.3.0)",
+        Path::new("node"),
+        &[script.to_str().expect("utf-8 path"), "0"],
+    )
+    .await
 }
 
 impl Drop for PeerServer {
@@ -504,4 +518,16 @@ pub(crate) fn assert_v03_common(report: &Value, hello: &str) {
     assert_subscribe_running(v, V03);
     assert_v03_final_flags(arr(&v["events"]));
     assert_multi_turn(scenario(report, "multi_turn"), V03);
+}
+
+/// `a2a check` (the library call behind it) run against a peer's agent at `url`: unpaced (a
+/// local agent), with a deadline far above a run's length. Returns its failures, one
+/// `Finding::line` each, and the report's table for assertion messages.
+pub(crate) async fn check_failures(url: &str) -> (Vec<String>, String) {
+    let mut options = a2a_client::check::Options::default();
+    options.rate = 200.0;
+    options.deadline = Duration::from_secs(90);
+    let report = a2a_client::check::run(url, &options).await;
+    assert!(report.complete(), "{}", report.table());
+    (report.failures(), report.table())
 }

@@ -1,0 +1,564 @@
+//! Conformance checks of any running A2A agent: what `a2a check URL` runs.
+//!
+//! [`run`] fetches the agent's card, then, over each interface it declares (JSON-RPC,
+//! HTTP+JSON, gRPC), tests what needs no cooperation from the agent beyond the protocol: error
+//! answers, a plain text SendMessage and what GetTask and ListTasks then say of the task,
+//! streaming, cancel, push configs, authentication. Each [`Finding`] names its [`Check`] (a
+//! MUST, SHOULD or MAY of a spec section), the request sent and what came back.
+//!
+//! The checker is careful with the agent: it creates a few small tasks, each a text message
+//! starting `a2a-check:` with `{"a2a-check": true}` in the message metadata; it paces its
+//! requests ([`Options::rate`]); every request has a time-out, and the whole run a deadline
+//! ([`Options::deadline`]) after which what is left is reported as skipped. A push config it
+//! creates points at a closed port on 127.0.0.1 unless [`Options::webhook`] names a URL.
+//!
+//! ```no_run
+//! # async fn run() {
+//! let report = a2a_client::check::run("http://127.0.0.1:8080", &Default::default()).await;
+//! print!("{}", report.table());
+//! std::process::exit(if report.passed() { 0 } else { 1 });
+//! # }
+//! ```
+
+mod binding;
+mod card;
+pub mod catalog;
+mod wire;
+
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+use std::fmt::{self, Write as _};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use wire::{Exchange, Probe};
+
+/// How strongly the spec asks for what a check tests (RFC 2119).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// An absolute requirement: a failure makes [`Report::passed`] false.
+    Must,
+    /// A recommendation.
+    Should,
+    /// Optional.
+    May,
+}
+
+impl Level {
+    /// Every level, strongest first.
+    pub const ALL: [Level; 3] = [Level::Must, Level::Should, Level::May];
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Level::Must => "MUST",
+            Level::Should => "SHOULD",
+            Level::May => "MAY",
+        })
+    }
+}
+
+/// A group of checks, for [`Options::only`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Group {
+    /// The agent card: where it is served, its model, caching.
+    Card,
+    /// Each declared interface answers in its binding.
+    Interfaces,
+    /// Error answers: codes, statuses, ErrorInfo reasons.
+    Errors,
+    /// SendMessage, GetTask, ListTasks, pagination, history, cancel.
+    Tasks,
+    /// Streams: framing, first event, order, closing, SubscribeToTask.
+    Streaming,
+    /// Push-notification configs.
+    Push,
+    /// Authentication challenges.
+    Auth,
+}
+
+impl Group {
+    /// Every group.
+    pub const ALL: [Group; 7] = [
+        Group::Card,
+        Group::Interfaces,
+        Group::Errors,
+        Group::Tasks,
+        Group::Streaming,
+        Group::Push,
+        Group::Auth,
+    ];
+
+    /// The group's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Card => "card",
+            Group::Interfaces => "interfaces",
+            Group::Errors => "errors",
+            Group::Tasks => "tasks",
+            Group::Streaming => "streaming",
+            Group::Push => "push",
+            Group::Auth => "auth",
+        }
+    }
+
+    /// The group named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|g| g.name() == name)
+    }
+}
+
+/// One check: a requirement of the spec that the checker can test from outside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Check {
+    /// A stable id (`errors.unknown-method`).
+    pub id: &'static str,
+    /// Its group.
+    pub group: Group,
+    /// MUST, SHOULD or MAY.
+    pub level: Level,
+    /// The section(s) of the A2A v1.0 specification.
+    pub section: &'static str,
+    /// What it requires, in a sentence.
+    pub title: &'static str,
+}
+
+/// What a check concluded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// The agent does what the check requires.
+    Pass,
+    /// It does not.
+    Fail,
+    /// The check did not apply (a capability not declared) or could not run (an earlier
+    /// failure, the deadline); the finding says why.
+    Skip,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "FAIL",
+            Verdict::Skip => "skip",
+        })
+    }
+}
+
+/// One check's outcome, on one binding (or on the card).
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// The check.
+    pub check: Check,
+    /// The level this finding holds the agent to: the check's, except where a binding asks for
+    /// less (ErrorInfo is a SHOULD over JSON-RPC).
+    pub level: Level,
+    /// The binding (`JSONRPC`, `HTTP+JSON`, `GRPC`); `None` for the card.
+    pub binding: Option<&'static str>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// What was seen, or why the check was skipped.
+    pub detail: String,
+    /// The request that shows it (method, URL, headers with credentials redacted, body).
+    pub request: Option<String>,
+    /// What came back (status, relevant headers, body, or the events of a stream).
+    pub response: Option<String>,
+}
+
+impl Finding {
+    /// Where the finding was made: its binding, `card`, or `-` (a check the deadline cut off
+    /// before it reached a binding).
+    pub fn place(&self) -> &'static str {
+        match (self.binding, self.check.group) {
+            (Some(b), _) => b,
+            (None, Group::Card) => "card",
+            (None, _) => "-",
+        }
+    }
+
+    /// `FAIL MUST JSONRPC errors.unknown-method`: the finding in one stable line, the form
+    /// tests pin.
+    pub fn line(&self) -> String {
+        format!(
+            "{} {} {} {}",
+            self.verdict,
+            self.level,
+            self.place(),
+            self.check.id
+        )
+    }
+}
+
+/// What to check, and how gently.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Options {
+    /// The bindings to check (`JSONRPC`, `HTTP+JSON`, `GRPC`); empty: every one the card
+    /// declares.
+    pub bindings: Vec<&'static str>,
+    /// Headers sent with every request: credentials (`Authorization: Bearer …`, an API key).
+    pub headers: HeaderMap,
+    /// The groups to run; empty: all.
+    pub only: Vec<Group>,
+    /// At most this many requests a second (default 10).
+    pub rate: f64,
+    /// Each request's time-out (default 10 s).
+    pub request_timeout: Duration,
+    /// The whole run's deadline (default 120 s): what has not run by then is reported skipped.
+    pub deadline: Duration,
+    /// The webhook URL of the push configs the checker creates (default
+    /// `http://127.0.0.1:9/a2a-check`, a closed port on the agent's own machine, so that no
+    /// one else is ever called).
+    pub webhook: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            bindings: Vec::new(),
+            headers: HeaderMap::new(),
+            only: Vec::new(),
+            rate: 10.0,
+            request_timeout: Duration::from_secs(10),
+            deadline: Duration::from_secs(120),
+            webhook: None,
+        }
+    }
+}
+
+/// The webhook URL used when [`Options::webhook`] is not set.
+pub const DEFAULT_WEBHOOK: &str = "http://127.0.0.1:9/a2a-check";
+
+/// Everything a run found.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The URL checked.
+    pub url: String,
+    /// The findings, in the order the checks ran.
+    pub findings: Vec<Finding>,
+    /// Why some checks could not run: the deadline passed, the agent wanted credentials the
+    /// checker was not given. Empty for a complete run.
+    pub gaps: Vec<String>,
+}
+
+impl Report {
+    /// Whether every check that applies could run.
+    pub fn complete(&self) -> bool {
+        self.gaps.is_empty()
+    }
+
+    /// Whether every MUST held (and the run was complete).
+    pub fn passed(&self) -> bool {
+        self.complete()
+            && !self
+                .findings
+                .iter()
+                .any(|f| f.level == Level::Must && f.verdict == Verdict::Fail)
+    }
+
+    /// The findings that did not pass, one [`Finding::line`] each.
+    pub fn failures(&self) -> Vec<String> {
+        self.findings
+            .iter()
+            .filter(|f| f.verdict == Verdict::Fail)
+            .map(Finding::line)
+            .collect()
+    }
+
+    /// The report as JSON: `{url, passed, complete, gaps, summary: {binding: {level: {verdict: n}}},
+    /// findings: [{id, group, level, section, title, binding, verdict, detail, request,
+    /// response}]}`.
+    pub fn to_json(&self) -> Value {
+        let findings: Vec<Value> = self
+            .findings
+            .iter()
+            .map(|f| {
+                json!({
+                    "id": f.check.id,
+                    "group": f.check.group.name(),
+                    "level": f.level.to_string(),
+                    "section": f.check.section,
+                    "title": f.check.title,
+                    "binding": f.binding,
+                    "verdict": f.verdict.to_string().to_lowercase(),
+                    "detail": f.detail,
+                    "request": f.request,
+                    "response": f.response,
+                })
+            })
+            .collect();
+        let mut summary = serde_json::Map::new();
+        for (binding, counts) in self.summary() {
+            let mut per = serde_json::Map::new();
+            for (level, [pass, fail, skip]) in Level::ALL.into_iter().zip(counts) {
+                per.insert(
+                    level.to_string(),
+                    json!({"pass": pass, "fail": fail, "skip": skip}),
+                );
+            }
+            summary.insert(binding.to_owned(), Value::Object(per));
+        }
+        json!({
+            "url": self.url,
+            "passed": self.passed(),
+            "complete": self.complete(),
+            "gaps": self.gaps,
+            "summary": summary,
+            "findings": findings,
+        })
+    }
+
+    /// Per [`Finding::place`]: the counts of passes, failures and skips per level
+    /// (`counts[level as usize][verdict as usize]`).
+    fn summary(&self) -> Vec<(&'static str, [[usize; 3]; 3])> {
+        let mut out: Vec<(&'static str, [[usize; 3]; 3])> = Vec::new();
+        for f in &self.findings {
+            let place = f.place();
+            let i = match out.iter().position(|(p, _)| *p == place) {
+                Some(i) => i,
+                None => {
+                    out.push((place, [[0; 3]; 3]));
+                    out.len() - 1
+                }
+            };
+            out[i].1[f.level as usize][f.verdict as usize] += 1;
+        }
+        out
+    }
+
+    /// The report for a terminal: every finding that did not pass with what was sent and what
+    /// came back, then a summary table per binding.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        for f in &self.findings {
+            let _ = writeln!(
+                s,
+                "{:<4} {:<6} {:<9} {:<30} §{}",
+                f.verdict.to_string(),
+                f.level.to_string(),
+                f.place(),
+                f.check.id,
+                f.check.section
+            );
+            if f.verdict != Verdict::Pass {
+                let _ = writeln!(s, "     {}", f.detail.replace('\n', "\n     "));
+            }
+            if f.verdict == Verdict::Fail {
+                for (what, text) in [("sent", &f.request), ("got", &f.response)] {
+                    if let Some(text) = text {
+                        let _ = writeln!(s, "     {what}:");
+                        for line in text.lines().take(24) {
+                            let _ = writeln!(s, "       | {line}");
+                        }
+                    }
+                }
+            }
+        }
+        let _ = writeln!(
+            s,
+            "\n{:<10} {:>15} {:>15} {:>15}",
+            "binding", "MUST p/f/s", "SHOULD p/f/s", "MAY p/f/s"
+        );
+        for (binding, counts) in self.summary() {
+            let cell = |i: usize| {
+                let [p, f, k] = counts[i];
+                format!("{p}/{f}/{k}")
+            };
+            let _ = writeln!(
+                s,
+                "{binding:<10} {:>15} {:>15} {:>15}",
+                cell(0),
+                cell(1),
+                cell(2)
+            );
+        }
+        for gap in &self.gaps {
+            let _ = writeln!(s, "\nincomplete: {gap}");
+        }
+        let failed = self
+            .findings
+            .iter()
+            .filter(|f| f.level == Level::Must && f.verdict == Verdict::Fail)
+            .count();
+        let verdict = match (self.complete(), failed) {
+            (false, _) => "incomplete: not every check could run".to_owned(),
+            (true, 0) => "every MUST holds".to_owned(),
+            (true, n) => format!("{n} MUST finding(s) fail"),
+        };
+        let _ = writeln!(s, "\n{}: {verdict}", self.url);
+        s
+    }
+}
+
+/// A run in progress: the probe and the findings so far (shared, so that a run cut short by
+/// its deadline still reports what it found).
+#[derive(Debug)]
+struct Run {
+    probe: Probe,
+    options: Options,
+    findings: Arc<Mutex<Vec<Finding>>>,
+    gaps: Arc<Mutex<Vec<String>>>,
+}
+
+impl Run {
+    fn wants(&self, group: Group) -> bool {
+        self.options.only.is_empty() || self.options.only.contains(&group)
+    }
+
+    fn record(
+        &self,
+        check: Check,
+        binding: Option<&'static str>,
+        verdict: Verdict,
+        detail: impl Into<String>,
+        exchange: Option<&Exchange>,
+    ) {
+        self.record_at(check, check.level, binding, verdict, detail, exchange);
+    }
+
+    fn record_at(
+        &self,
+        check: Check,
+        level: Level,
+        binding: Option<&'static str>,
+        verdict: Verdict,
+        detail: impl Into<String>,
+        exchange: Option<&Exchange>,
+    ) {
+        if !self.wants(check.group) {
+            return;
+        }
+        let finding = Finding {
+            check,
+            level,
+            binding,
+            verdict,
+            detail: detail.into(),
+            request: exchange.map(|e| e.request.clone()),
+            response: exchange.map(|e| e.response.clone()),
+        };
+        self.findings
+            .lock()
+            .expect("findings lock poisoned")
+            .push(finding);
+    }
+
+    /// Notes that checks could not run for a reason that is not the agent's failure.
+    fn gap(&self, why: String) {
+        self.gaps.lock().expect("gaps lock poisoned").push(why);
+    }
+
+    fn skip(&self, checks: &[Check], binding: Option<&'static str>, why: &str) {
+        for check in checks {
+            self.record(*check, binding, Verdict::Skip, why, None);
+        }
+    }
+}
+
+/// Checks the agent at `url` (its base URL, where `/.well-known/agent-card.json` is, or the
+/// card's own URL).
+pub async fn run(url: &str, options: &Options) -> Report {
+    let findings = Arc::new(Mutex::new(Vec::new()));
+    let gaps = Arc::new(Mutex::new(Vec::new()));
+    let complete = match Probe::new(
+        options.headers.clone(),
+        options.rate,
+        options.request_timeout,
+    ) {
+        Err(e) => {
+            findings.lock().expect("fresh lock").push(Finding {
+                check: catalog::CARD_FETCH,
+                level: Level::Must,
+                binding: None,
+                verdict: Verdict::Fail,
+                detail: format!("the checker could not start: {e}"),
+                request: None,
+                response: None,
+            });
+            true
+        }
+        Ok(probe) => {
+            let run = Run {
+                probe,
+                options: options.clone(),
+                findings: findings.clone(),
+                gaps: gaps.clone(),
+            };
+            tokio::time::timeout(options.deadline, all(&run, url))
+                .await
+                .is_ok()
+        }
+    };
+    let mut findings = std::mem::take(&mut *findings.lock().expect("findings lock poisoned"));
+    let mut gaps = std::mem::take(&mut *gaps.lock().expect("gaps lock poisoned"));
+    if !complete {
+        gaps.push(format!(
+            "the run's deadline ({:?}) passed; what did not run is skipped",
+            options.deadline
+        ));
+        // Whatever did not get a finding is reported as cut off by the deadline.
+        let seen: Vec<&str> = findings.iter().map(|f| f.check.id).collect();
+        let missing: Vec<Check> = catalog::ALL
+            .iter()
+            .filter(|c| !seen.contains(&c.id))
+            .filter(|c| options.only.is_empty() || options.only.contains(&c.group))
+            .copied()
+            .collect();
+        for check in missing {
+            findings.push(Finding {
+                check,
+                level: check.level,
+                binding: None,
+                verdict: Verdict::Skip,
+                detail: format!("not run: the deadline ({:?}) passed", options.deadline),
+                request: None,
+                response: None,
+            });
+        }
+    }
+    Report {
+        url: url.to_owned(),
+        findings,
+        gaps,
+    }
+}
+
+async fn all(run: &Run, url: &str) {
+    let Some(card) = card::check(run, url).await else {
+        return;
+    };
+    for (binding, target, tenant) in &card.interfaces {
+        let binding = *binding;
+        if !run.options.bindings.is_empty() && !run.options.bindings.contains(&binding) {
+            continue;
+        }
+        match wire::Wire::of(binding, target, run.options.request_timeout) {
+            Some(Ok(wire)) => binding::check(run, &wire, tenant.as_deref(), &card.value).await,
+            Some(Err(e)) => run.record(
+                catalog::IFACE_ANSWERS,
+                Some(binding),
+                Verdict::Fail,
+                format!("the interface URL {target:?} is not usable: {e}"),
+                None,
+            ),
+            None => {}
+        }
+    }
+    for binding in &run.options.bindings {
+        if !run
+            .findings
+            .lock()
+            .expect("lock")
+            .iter()
+            .any(|f| f.binding == Some(binding))
+        {
+            run.record(
+                catalog::IFACE_ANSWERS,
+                Some(binding),
+                Verdict::Skip,
+                format!("the card declares no v1.0 {binding} interface"),
+                None,
+            );
+        }
+    }
+}
