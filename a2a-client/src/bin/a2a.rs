@@ -101,9 +101,9 @@ enum Command {
 struct CheckArgs {
     /// The agent's base URL (or its card's URL).
     url: String,
-    /// Run only these groups (repeatable): card, interfaces, errors, tasks, streaming, push,
-    /// auth.
-    #[arg(long, value_parser = group)]
+    /// Run only these groups: card, interfaces, errors, tasks, streaming, push, auth
+    /// (`--only card errors`, `--only card,errors` or the flag repeated).
+    #[arg(long, value_parser = group, num_args = 1.., value_delimiter = ',')]
     only: Vec<a2a_client::check::Group>,
     /// At most this many requests a second.
     #[arg(long, default_value_t = 10.0)]

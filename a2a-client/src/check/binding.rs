@@ -88,8 +88,11 @@ impl Target<'_> {
         }
     }
 
+    /// Notes an error whose form is wrong for the binding (not one that never came: a
+    /// time-out or a broken connection fails the check that waited for it, not the form).
     fn note_shape(&self, fault: &Fault, exchange: &Exchange) {
-        if let Some(shape) = &fault.shape {
+        let answered = fault.http > 0 || fault.grpc.is_some();
+        if let (true, Some(shape)) = (answered, &fault.shape) {
             let mut shapes = self.shapes.lock().expect("lock");
             shapes.push((shape.clone(), exchange.clone()));
         }
@@ -192,7 +195,10 @@ pub(super) async fn check(run: &Run, wire: &Wire, tenant: Option<&str>, card: &V
     if run.wants(Group::Errors) {
         errors(t, capability("streaming")).await;
     }
-    let sent = if run.wants(Group::Tasks) || run.wants(Group::Streaming) || run.wants(Group::Push) {
+    // The task is made whenever a later check needs one (findings are kept only for the
+    // groups asked for).
+    let needs_task = [Group::Tasks, Group::Errors, Group::Push];
+    let sent = if needs_task.into_iter().any(|g| run.wants(g)) {
         tasks(t).await
     } else {
         None

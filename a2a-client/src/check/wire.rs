@@ -608,21 +608,32 @@ impl Wire {
                     .map_err(|a| json_rpc_answer(Ok(a.http.expect("an HTTP answer")), &id))
             }
             Wire::Rest(base) => {
-                let route = http_json::route(method);
-                let (path, body, _) = crate::transport::request_parts(route, params);
-                let mut request = match route.http_method {
-                    HttpMethod::Get => probe.http.get(format!("{base}{path}")),
-                    _ => probe.http.post(format!("{base}{path}")),
-                };
-                if let (Some(body), Rest::Body) = (body, route.rest) {
-                    request = request
-                        .header(CONTENT_TYPE, "application/a2a+json")
-                        .body(body.to_string());
+                // An operation with two routes (SubscribeToTask: GET in the proto, POST in the
+                // spec's text) is tried on the next when the agent answers 405.
+                let mut routes = http_json::routes(method).peekable();
+                loop {
+                    let route = routes.next().expect("every method has a route");
+                    let (path, body, _) = crate::transport::request_parts(route, params.clone());
+                    let mut request = match route.http_method {
+                        HttpMethod::Get => probe.http.get(format!("{base}{path}")),
+                        _ => probe.http.post(format!("{base}{path}")),
+                    };
+                    if let (Some(body), Rest::Body) = (body, route.rest) {
+                        request = request
+                            .header(CONTENT_TYPE, "application/a2a+json")
+                            .body(body.to_string());
+                    }
+                    let followed = probe.follow(request, call, |e| rest_event(&e)).await;
+                    match followed {
+                        Err(a)
+                            if routes.peek().is_some()
+                                && a.http.as_ref().is_some_and(|h| h.status == 405) => {}
+                        other => {
+                            break other
+                                .map_err(|a| rest_answer(Ok(a.http.expect("an HTTP answer"))));
+                        }
+                    }
                 }
-                probe
-                    .follow(request, call, |e| rest_event(&e))
-                    .await
-                    .map_err(|a| rest_answer(Ok(a.http.expect("an HTTP answer"))))
             }
             Wire::Grpc(channel, url) => {
                 return grpc_stream(probe, channel, url, method, &params).await;
