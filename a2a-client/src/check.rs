@@ -533,15 +533,14 @@ async fn all(run: &Run, url: &str) {
             continue;
         }
         match wire::Wire::of(binding, target, run.options.request_timeout) {
-            Some(Ok(wire)) => binding::check(run, &wire, tenant.as_deref(), &card.value).await,
-            Some(Err(e)) => run.record(
+            Ok(wire) => binding::check(run, &wire, tenant.as_deref(), &card.value).await,
+            Err(e) => run.record(
                 catalog::IFACE_ANSWERS,
                 Some(binding),
                 Verdict::Fail,
                 format!("the interface URL {target:?} is not usable: {e}"),
                 None,
             ),
-            None => {}
         }
     }
     for binding in &run.options.bindings {

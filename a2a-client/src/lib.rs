@@ -30,7 +30,7 @@
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
-//! | `check` | no | [`check::run`]: conformance checks of any running agent (`a2a check URL`) |
+//! | `check` | no | `check::run`: conformance checks of any running agent (`a2a check URL`) |
 //! | `cli` | no | the `a2a` command: `cargo run -p a2a-client --features cli --bin a2a -- card URL` |
 //! | `otel` | no | W3C trace context (`traceparent`, `tracestate`) on every call, from its span through OpenTelemetry, so that the agent continues the caller's trace |
 //! | `webhook` | no | `webhook::PushReceiver`, an axum endpoint that receives push notifications |

@@ -2,30 +2,35 @@
 //! as the agent sent it (status, content type, body, error in the binding's own terms), so
 //! that a finding judges what was on the wire and can show it.
 
+mod grpc;
+mod read;
+
+pub(in crate::check) use read::json_rpc_answer;
+use read::{json_rpc_event, rest_answer, rest_event};
+
 use crate::sse::{SseEvent, SseParser};
 use crate::transport::GrpcTransport;
 use a2a_core::Method;
 use a2a_core::http_json::{self, HttpMethod, Rest};
-use a2a_core::proto::{self, BytesCodec};
+use a2a_core::proto;
 use bytes::Bytes;
 use futures::StreamExt as _;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
-use tonic::metadata::MetadataMap;
 
 /// How much of a body a finding shows.
-const SHOWN: usize = 1500;
+pub(super) const SHOWN: usize = 1500;
 /// How much of a body is read at most.
 const READ_LIMIT: usize = 1 << 20;
 /// How long a stream may stay open after the event that should have ended it.
 pub(super) const LINGER: Duration = Duration::from_secs(3);
 /// How long one stream is followed at most.
-const STREAM_LIMIT: Duration = Duration::from_secs(20);
+pub(super) const STREAM_LIMIT: Duration = Duration::from_secs(20);
 
 /// One request and its answer, as a finding shows them.
 #[derive(Clone, Debug, Default)]
@@ -251,21 +256,31 @@ impl Probe {
         })
     }
 
-    /// Sends a request for a stream and follows it: until the agent closes it, until
-    /// [`LINGER`] after an event for which `ends` is true, or [`STREAM_LIMIT`].
+    /// Sends a request for a stream and follows it, reading each event with `event`: until
+    /// the agent closes it, until [`LINGER`] after an event that should end it
+    /// ([`ends_stream`]), or for [`STREAM_LIMIT`]. An answer that is not a stream (an error,
+    /// usually) comes back as `Err`.
     async fn follow(
         &self,
         request: reqwest::RequestBuilder,
         call: Call<'_>,
         mut event: impl FnMut(SseEvent) -> Result<Value, String>,
-    ) -> Result<Streamed, Answer> {
+    ) -> Result<Streamed, HttpAnswer> {
         self.pace().await;
-        let request = self
+        let built = self
             .prepare(request, call)
             .timeout(STREAM_LIMIT + LINGER)
             .header(reqwest::header::ACCEPT, "text/event-stream")
-            .build()
-            .expect("a stream request builds");
+            .build();
+        let request = match built {
+            Ok(r) => r,
+            Err(e) => {
+                return Ok(Streamed {
+                    broken: Some(format!("the request could not be built: {e}")),
+                    ..Streamed::default()
+                });
+            }
+        };
         let mut streamed = Streamed {
             exchange: Exchange {
                 request: describe_request(&request),
@@ -291,25 +306,19 @@ impl Probe {
         let headers = response.headers().clone();
         streamed.media_type = media_type(&headers);
         if streamed.media_type != "text/event-stream" {
-            // Not a stream: the caller reads it as a plain answer (an error, usually).
             let body = read_limited(response).await.unwrap_or_default();
             streamed.exchange.response = describe_response(status, &headers, &body);
-            return Err(Answer {
-                result: Ok(Value::Null),
-                exchange: streamed.exchange.clone(),
-                http: Some(HttpAnswer {
-                    status,
-                    headers,
-                    body,
-                    exchange: streamed.exchange,
-                }),
+            return Err(HttpAnswer {
+                status,
+                headers,
+                body,
+                exchange: streamed.exchange,
             });
         }
         let mut log = format!("HTTP {status} text/event-stream\n");
         let mut parser = SseParser::default();
         let mut body = response.bytes_stream();
-        let until = Instant::now() + STREAM_LIMIT;
-        let mut deadline = until;
+        let mut deadline = Instant::now() + STREAM_LIMIT;
         loop {
             let chunk = match tokio::time::timeout_at(deadline, body.next()).await {
                 Err(_) => break,
@@ -444,17 +453,18 @@ pub(super) enum Wire {
 }
 
 impl Wire {
-    /// An interface of the card: `None` for a binding the checker does not speak.
-    pub(super) fn of(binding: &str, url: &str, timeout: Duration) -> Option<Result<Self, String>> {
+    /// An interface of the card, of one of the three bindings A2A defines (cards name them
+    /// `JSONRPC`, `HTTP+JSON`, `GRPC`; a custom binding is not the checker's to speak).
+    pub(super) fn of(binding: &str, url: &str, timeout: Duration) -> Result<Self, String> {
         let url = url.trim_end_matches('/').to_owned();
-        Some(match binding {
+        match binding {
             a2a_core::BINDING_JSONRPC => Ok(Wire::JsonRpc(url)),
             a2a_core::BINDING_HTTP_JSON => Ok(Wire::Rest(url)),
             a2a_core::BINDING_GRPC => GrpcTransport::new(&url, timeout)
                 .map(|t| Wire::Grpc(t.channel(), url))
                 .map_err(|e| e.to_string()),
-            _ => return None,
-        })
+            other => Err(format!("{other} is not a binding the checker speaks")),
+        }
     }
 
     /// The binding's name as cards write it.
@@ -505,7 +515,9 @@ impl Wire {
                 }
                 rest_answer(probe.send(request, call).await)
             }
-            Wire::Grpc(channel, url) => grpc_call(probe, channel, url, method, &params, call).await,
+            Wire::Grpc(channel, url) => {
+                grpc::call(probe, channel, url, method, &params, call).await
+            }
         }
     }
 
@@ -540,7 +552,7 @@ impl Wire {
                 let body = Bytes::from_static(body);
                 let shown = format!("(bytes) {}", String::from_utf8_lossy(&body));
                 let (result, exchange) =
-                    grpc_raw(probe, channel, url, &path, body, &shown, Call::default()).await;
+                    grpc::raw(probe, channel, url, &path, body, &shown, Call::default()).await;
                 Answer {
                     result: result.map(|_| json!({})),
                     exchange,
@@ -570,7 +582,7 @@ impl Wire {
             Wire::Rest(_) => None,
             Wire::Grpc(channel, url) => {
                 let path = format!("/{}/NoSuchMethod", proto::SERVICE);
-                let (result, exchange) = grpc_raw(
+                let (result, exchange) = grpc::raw(
                     probe,
                     channel,
                     url,
@@ -605,7 +617,7 @@ impl Wire {
                 probe
                     .follow(request, call, |e| json_rpc_event(&e, &id))
                     .await
-                    .map_err(|a| json_rpc_answer(Ok(a.http.expect("an HTTP answer")), &id))
+                    .map_err(|h| json_rpc_answer(Ok(h), &id))
             }
             Wire::Rest(base) => {
                 // An operation with two routes (SubscribeToTask: GET in the proto, POST in the
@@ -625,18 +637,13 @@ impl Wire {
                     }
                     let followed = probe.follow(request, call, |e| rest_event(&e)).await;
                     match followed {
-                        Err(a)
-                            if routes.peek().is_some()
-                                && a.http.as_ref().is_some_and(|h| h.status == 405) => {}
-                        other => {
-                            break other
-                                .map_err(|a| rest_answer(Ok(a.http.expect("an HTTP answer"))));
-                        }
+                        Err(h) if h.status == 405 && routes.peek().is_some() => {}
+                        other => break other.map_err(|h| rest_answer(Ok(h))),
                     }
                 }
             }
             Wire::Grpc(channel, url) => {
-                return grpc_stream(probe, channel, url, method, &params).await;
+                return grpc::stream(probe, channel, url, method, &params).await;
             }
         };
         match followed {
@@ -660,361 +667,4 @@ impl Wire {
             },
         }
     }
-}
-
-fn transport_fault(text: String, exchange: Exchange) -> Answer {
-    Answer {
-        result: Err(Fault {
-            shape: Some(format!("no answer: {text}")),
-            ..Fault::default()
-        }),
-        exchange,
-        http: None,
-    }
-}
-
-/// Reads a JSON-RPC answer: `result`, or `error` (with what is wrong with the envelope).
-pub(super) fn json_rpc_answer(sent: Result<HttpAnswer, (String, Exchange)>, id: &str) -> Answer {
-    let answer = match sent {
-        Ok(a) => a,
-        Err((text, exchange)) => return transport_fault(text, exchange),
-    };
-    let fault = |shape: String| Fault {
-        http: answer.status,
-        shape: Some(shape),
-        ..Fault::default()
-    };
-    let result = match answer.json() {
-        None => Err(fault(format!(
-            "HTTP {} with a body that is not JSON",
-            answer.status
-        ))),
-        Some(v) => match (v.get("result"), v.get("error")) {
-            (Some(result), None) if answer.status == 200 => {
-                if v["jsonrpc"] != "2.0" || (!id.is_empty() && v["id"] != id) {
-                    Err(fault(format!(
-                        "the response's envelope is wrong (jsonrpc {}, id {} for request {id:?})",
-                        v["jsonrpc"], v["id"]
-                    )))
-                } else {
-                    Ok(result.clone())
-                }
-            }
-            (None, Some(error)) => {
-                let mut shape = None;
-                if answer.status != 200 {
-                    shape = Some(format!(
-                        "a JSON-RPC error with HTTP {} (the binding answers errors with 200)",
-                        answer.status
-                    ));
-                } else if v["jsonrpc"] != "2.0" {
-                    shape = Some(format!("`jsonrpc` is {}", v["jsonrpc"]));
-                } else if !id.is_empty() && v["id"] != id {
-                    shape = Some(format!("`id` is {} for request {id:?}", v["id"]));
-                }
-                Err(Fault {
-                    http: answer.status,
-                    code: error["code"].as_i64(),
-                    details: error["data"].as_array().cloned().unwrap_or_default(),
-                    shape,
-                    ..Fault::default()
-                })
-            }
-            _ => Err(fault(format!(
-                "HTTP {} with neither `result` nor `error` (or both)",
-                answer.status
-            ))),
-        },
-    };
-    Answer {
-        result,
-        exchange: answer.exchange.clone(),
-        http: Some(answer),
-    }
-}
-
-/// Reads an HTTP+JSON answer: a 2xx body, or a google.rpc.Status error body.
-fn rest_answer(sent: Result<HttpAnswer, (String, Exchange)>) -> Answer {
-    let answer = match sent {
-        Ok(a) => a,
-        Err((text, exchange)) => return transport_fault(text, exchange),
-    };
-    let result = if (200..300).contains(&answer.status) {
-        if answer.body.iter().all(u8::is_ascii_whitespace) {
-            Ok(json!({}))
-        } else {
-            answer.json().ok_or_else(|| Fault {
-                http: answer.status,
-                shape: Some("a success whose body is not JSON".to_owned()),
-                ..Fault::default()
-            })
-        }
-    } else {
-        let body = answer.json();
-        let status = body.as_ref().and_then(|b| b.get("error"));
-        let shape = match status {
-            None => {
-                Some("the error body is not a google.rpc.Status (`{\"error\": {…}}`)".to_owned())
-            }
-            Some(s) if s["code"].as_u64() != Some(u64::from(answer.status)) => Some(format!(
-                "`error.code` is {} for HTTP {}",
-                s["code"], answer.status
-            )),
-            Some(_) => None,
-        };
-        Err(Fault {
-            http: answer.status,
-            details: status
-                .and_then(|s| s["details"].as_array().cloned())
-                .unwrap_or_default(),
-            shape,
-            ..Fault::default()
-        })
-    };
-    Answer {
-        result,
-        exchange: answer.exchange.clone(),
-        http: Some(answer),
-    }
-}
-
-fn json_rpc_event(e: &SseEvent, id: &str) -> Result<Value, String> {
-    let v: Value = serde_json::from_str(&e.data)
-        .map_err(|err| format!("`data:` is not JSON ({err}): {}", clip(&e.data, 200)))?;
-    if v["jsonrpc"] != "2.0" || v["id"] != id {
-        return Err(format!(
-            "`data:` is not a JSON-RPC response to request {id:?} (jsonrpc {}, id {})",
-            v["jsonrpc"], v["id"]
-        ));
-    }
-    match (v.get("result"), v.get("error")) {
-        (Some(result), None) => stream_response(result),
-        (None, Some(error)) => Err(format!("an error event: {error}")),
-        _ => Err("a JSON-RPC response with neither `result` nor `error`".to_owned()),
-    }
-}
-
-fn rest_event(e: &SseEvent) -> Result<Value, String> {
-    let v: Value = serde_json::from_str(&e.data)
-        .map_err(|err| format!("`data:` is not JSON ({err}): {}", clip(&e.data, 200)))?;
-    if e.event.as_deref() == Some("error") || v.get("error").is_some() {
-        return Err(format!("an error event: {}", clip(&e.data, 300)));
-    }
-    stream_response(&v)
-}
-
-/// A StreamResponse: exactly one of its four members, in the v1.0 model.
-fn stream_response(v: &Value) -> Result<Value, String> {
-    match serde_json::from_value::<a2a_core::StreamResponse>(v.clone()) {
-        Ok(_) => Ok(v.clone()),
-        Err(e) => Err(format!(
-            "not a StreamResponse ({e}): {}",
-            clip(&v.to_string(), 200)
-        )),
-    }
-}
-
-fn metadata(probe: &Probe, call: Call<'_>) -> MetadataMap {
-    let mut headers = if call.credentials {
-        probe.headers.clone()
-    } else {
-        HeaderMap::new()
-    };
-    if let Some(v) = call.version.and_then(|v| HeaderValue::from_str(v).ok()) {
-        headers.insert("a2a-version", v);
-    }
-    MetadataMap::from_headers(headers)
-}
-
-fn grpc_exchange(url: &str, path: &str, call: Call<'_>, params: &str) -> Exchange {
-    Exchange {
-        request: format!(
-            "gRPC {url}{path}\na2a-version: {}\n\n{}",
-            call.version.unwrap_or("(none)"),
-            clip(params, SHOWN)
-        ),
-        response: String::new(),
-    }
-}
-
-fn grpc_fault(status: &tonic::Status) -> Fault {
-    let grpc = proto::GRPC_CODE_NAMES
-        .get(status.code() as usize)
-        .copied()
-        .unwrap_or("UNKNOWN");
-    let (details, shape) = match proto::status_details(status.details()) {
-        Ok(d) => (d, None),
-        Err(e) => (
-            vec![],
-            Some(format!("grpc-status-details-bin does not decode: {e}")),
-        ),
-    };
-    Fault {
-        http: 200,
-        grpc: Some(grpc),
-        details,
-        shape,
-        ..Fault::default()
-    }
-}
-
-async fn grpc_call(
-    probe: &Probe,
-    channel: &tonic::transport::Channel,
-    url: &str,
-    method: Method,
-    params: &Value,
-    call: Call<'_>,
-) -> Answer {
-    let (request, response) = proto::messages(method);
-    let body = match proto::encode(params, request) {
-        Ok(body) => body,
-        Err(e) => {
-            let text = format!("the checker could not encode {method}: {e}");
-            return transport_fault(text, Exchange::default());
-        }
-    };
-    let path = proto::path(method);
-    let shown = params.to_string();
-    let (result, mut exchange) =
-        grpc_raw(probe, channel, url, &path, body.into(), &shown, call).await;
-    let result = result.and_then(|bytes| {
-        proto::decode::<Value>(&bytes, response).map_err(|e| Fault {
-            http: 200,
-            grpc: Some("OK"),
-            shape: Some(format!("the response does not decode: {e}")),
-            ..Fault::default()
-        })
-    });
-    if let Ok(v) = &result {
-        exchange.response = format!("gRPC OK\n\n{}", clip(&v.to_string(), SHOWN));
-    }
-    Answer {
-        result,
-        exchange,
-        http: None,
-    }
-}
-
-/// One unary gRPC call of raw bytes: the response's bytes, or its status as a fault.
-async fn grpc_raw(
-    probe: &Probe,
-    channel: &tonic::transport::Channel,
-    url: &str,
-    path: &str,
-    body: Bytes,
-    shown: &str,
-    call: Call<'_>,
-) -> (Result<Bytes, Fault>, Exchange) {
-    probe.pace().await;
-    let mut exchange = grpc_exchange(url, path, call, shown);
-    let mut grpc = tonic::client::Grpc::new(channel.clone());
-    let request = tonic::Request::from_parts(metadata(probe, call), Default::default(), body);
-    let path = http::uri::PathAndQuery::try_from(path).expect("a gRPC path");
-    let done = tokio::time::timeout(probe.timeout, async {
-        grpc.ready()
-            .await
-            .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
-        grpc.unary(request, path, BytesCodec).await
-    })
-    .await;
-    let result = match done {
-        Err(_) => Err(Fault {
-            shape: Some(format!("no answer within {:?}", probe.timeout)),
-            ..Fault::default()
-        }),
-        Ok(Ok(response)) => Ok(response.into_inner()),
-        Ok(Err(status)) => Err(grpc_fault(&status)),
-    };
-    exchange.response = match &result {
-        Ok(_) => "gRPC OK".to_owned(),
-        Err(f) => format!("{}\n{}", f.describe(), f.shape.as_deref().unwrap_or("")),
-    };
-    (result, exchange)
-}
-
-async fn grpc_stream(
-    probe: &Probe,
-    channel: &tonic::transport::Channel,
-    url: &str,
-    method: Method,
-    params: &Value,
-) -> Streamed {
-    let call = Call::default();
-    let path = proto::path(method);
-    let mut streamed = Streamed {
-        exchange: grpc_exchange(url, &path, call, &params.to_string()),
-        ..Streamed::default()
-    };
-    let (request_type, event_type) = proto::messages(method);
-    let body = match proto::encode(params, request_type) {
-        Ok(b) => b,
-        Err(e) => {
-            streamed.broken = Some(format!("the checker could not encode {method}: {e}"));
-            return streamed;
-        }
-    };
-    probe.pace().await;
-    let mut grpc = tonic::client::Grpc::new(channel.clone());
-    let request =
-        tonic::Request::from_parts(metadata(probe, call), Default::default(), Bytes::from(body));
-    let path = http::uri::PathAndQuery::try_from(path).expect("a gRPC path");
-    let opened = tokio::time::timeout(probe.timeout, async {
-        grpc.ready()
-            .await
-            .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
-        grpc.server_streaming(request, path, BytesCodec).await
-    })
-    .await;
-    let mut messages = match opened {
-        Err(_) => {
-            streamed.broken = Some(format!("no answer within {:?}", probe.timeout));
-            return streamed;
-        }
-        Ok(Err(status)) => {
-            let fault = grpc_fault(&status);
-            streamed.exchange.response = fault.describe();
-            streamed.opened = Some(fault);
-            return streamed;
-        }
-        Ok(Ok(response)) => response.into_inner(),
-    };
-    let mut log = "gRPC stream\n".to_owned();
-    let mut deadline = Instant::now() + STREAM_LIMIT;
-    loop {
-        match tokio::time::timeout_at(deadline, messages.next()).await {
-            Err(_) => break,
-            Ok(None) => {
-                streamed.closed = true;
-                break;
-            }
-            Ok(Some(Err(status))) => {
-                let fault = grpc_fault(&status);
-                if streamed.events.is_empty() {
-                    streamed.exchange.response = fault.describe();
-                    streamed.opened = Some(fault);
-                    return streamed;
-                }
-                streamed.broken = Some(fault.describe());
-                streamed.closed = true;
-                break;
-            }
-            Ok(Some(Ok(bytes))) => {
-                let event = proto::decode::<Value>(&bytes, event_type)
-                    .map_err(|e| format!("an event does not decode: {e}"))
-                    .and_then(|v| stream_response(&v));
-                if let Ok(v) = &event {
-                    if log.len() < SHOWN * 2 {
-                        let _ = writeln!(log, "{}", clip(&v.to_string(), 400));
-                    }
-                    if ends_stream(v) {
-                        deadline = deadline.min(Instant::now() + LINGER);
-                    }
-                }
-                streamed.events.push(event);
-            }
-        }
-    }
-    streamed.exchange.response = log;
-    streamed
 }
