@@ -61,6 +61,8 @@ mod error;
 mod event;
 pub mod http_json;
 mod ids;
+#[cfg(feature = "signing")]
+pub mod jcs;
 pub mod jsonrpc;
 mod media_type;
 mod message;
@@ -68,6 +70,8 @@ mod params;
 pub mod proto;
 mod proto_enum;
 mod serde_util;
+#[cfg(feature = "signing")]
+pub mod signing;
 pub mod strict;
 mod task;
 mod time;

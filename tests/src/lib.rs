@@ -20,6 +20,8 @@ mod answer;
 /// A deliberately non-conformant agent ([`broken::BrokenAgent`]) for testing a conformance checker.
 pub mod broken;
 mod grpc;
+/// A test OAuth 2.0 / OpenID Connect issuer ([`issuer::TestIssuer`]) with real signing keys.
+pub mod issuer;
 pub mod shape;
 pub mod sse;
 
