@@ -22,6 +22,17 @@ struct Cached {
     url: String,
     etag: Option<String>,
     fresh_until: Option<Instant>,
+    /// Which signature verified the card, when the resolver verifies.
+    #[cfg(feature = "trust")]
+    verified: Option<a2a_core::signing::Verified>,
+}
+
+/// What a verifying resolver trusts.
+#[cfg(feature = "trust")]
+#[derive(Clone, Debug)]
+struct Verification {
+    keys: a2a_core::signing::TrustedKeys,
+    form: a2a_core::signing::Canonicalization,
 }
 
 /// How a card fetch was answered (for tests and diagnostics).
@@ -41,6 +52,8 @@ pub struct CardResolver {
     http: reqwest::Client,
     headers: HeaderMap,
     cache: Mutex<HashMap<String, Cached>>,
+    #[cfg(feature = "trust")]
+    verification: Option<Verification>,
 }
 
 /// What a caller looks for in an agent's card.
@@ -133,6 +146,45 @@ impl CardResolver {
             http,
             headers,
             cache: Mutex::new(HashMap::new()),
+            #[cfg(feature = "trust")]
+            verification: None,
+        }
+    }
+
+    /// Verifies every card it fetches: at least one of its signatures must verify with one
+    /// of `keys` over the card's canonical form (`form`: the spec's RFC 8785, or the official
+    /// SDKs' variant for cards they signed); otherwise resolving fails with
+    /// [`Error::Untrusted`]. The keys are the caller's to choose (a JWK set fetched with
+    /// [`fetch_jwks`] from a URL it trusts, PEM files), never ones the card names itself.
+    #[cfg(feature = "trust")]
+    #[must_use]
+    pub fn verify_with(
+        mut self,
+        keys: a2a_core::signing::TrustedKeys,
+        form: a2a_core::signing::Canonicalization,
+    ) -> Self {
+        self.verification = Some(Verification { keys, form });
+        self
+    }
+
+    /// The card and the signature that verified it (a resolver made with
+    /// [`verify_with`](Self::verify_with); `Error::Config` otherwise).
+    #[cfg(feature = "trust")]
+    pub async fn resolve_verified(
+        &self,
+        base_url: &str,
+    ) -> Result<(AgentCard, a2a_core::signing::Verified), Error> {
+        if self.verification.is_none() {
+            return Err(Error::Config(
+                "resolve_verified needs a resolver made with verify_with".into(),
+            ));
+        }
+        self.resolve(base_url).await?;
+        let key = base_url.trim_end_matches('/');
+        let cached = self.cache.lock().expect("card cache").get(key).cloned();
+        match cached.and_then(|c| c.verified.map(|v| (c.card, v))) {
+            Some(found) => Ok(found),
+            None => Err(Error::Config(format!("no verified card for {base_url}"))),
         }
     }
 
@@ -201,6 +253,18 @@ impl CardResolver {
             let body = response.bytes().await?;
             let value: serde_json::Value = serde_json::from_slice(&body)
                 .map_err(|e| Error::Decode(format!("agent card at {url} is not JSON: {e}")))?;
+            #[cfg(feature = "trust")]
+            let verified = match &self.verification {
+                Some(v) => Some(
+                    a2a_core::signing::verify_card(&value, &v.keys, v.form).map_err(|error| {
+                        Error::Untrusted {
+                            url: url.clone(),
+                            error,
+                        }
+                    })?,
+                ),
+                None => None,
+            };
             let card = a2a_core::v03::decode_card(&value)
                 .map_err(|e| Error::Decode(format!("agent card at {url}: {}", e.message)))?;
             self.cache.lock().expect("card cache").insert(
@@ -210,6 +274,8 @@ impl CardResolver {
                     url,
                     etag,
                     fresh_until,
+                    #[cfg(feature = "trust")]
+                    verified,
                 },
             );
             return Ok((card, CacheOutcome::Fetched));
@@ -238,4 +304,23 @@ impl CardResolver {
             format!("no agent has a matching skill ({})", errors.join("; "))
         }))
     }
+}
+
+/// Fetches a JWK set (`{"keys": [...]}`) from `url`, a URL the caller trusts to publish an
+/// agent's card keys, within `timeout`.
+#[cfg(feature = "trust")]
+pub async fn fetch_jwks(
+    http: &reqwest::Client,
+    url: &str,
+    timeout: Duration,
+) -> Result<a2a_core::signing::TrustedKeys, Error> {
+    let response = http.get(url).timeout(timeout).send().await?;
+    if !response.status().is_success() {
+        return Err(error_from_response(response).await);
+    }
+    let body = response.bytes().await?;
+    let jwks: serde_json::Value = serde_json::from_slice(&body)
+        .map_err(|e| Error::Decode(format!("the JWK set at {url} is not JSON: {e}")))?;
+    a2a_core::signing::TrustedKeys::from_jwks(&jwks)
+        .map_err(|e| Error::Decode(format!("the JWK set at {url}: {e}")))
 }

@@ -98,6 +98,11 @@ pub struct ClientBuilder {
     retry: RetryPolicy,
     interceptors: Vec<Arc<dyn Interceptor>>,
     http: Option<reqwest::Client>,
+    #[cfg(feature = "trust")]
+    card_keys: Option<(
+        a2a_core::signing::TrustedKeys,
+        a2a_core::signing::Canonicalization,
+    )>,
 }
 
 impl Default for ClientBuilder {
@@ -109,6 +114,8 @@ impl Default for ClientBuilder {
             retry: RetryPolicy::default(),
             interceptors: Vec::new(),
             http: None,
+            #[cfg(feature = "trust")]
+            card_keys: None,
         }
     }
 }
@@ -243,9 +250,26 @@ impl ClientBuilder {
         Ok(self.finish(transport, peer, Some(card), interface.tenant, streaming))
     }
 
+    /// [`connect`](Self::connect) only to an agent whose card is signed by one of `keys`
+    /// (see [`CardResolver::verify_with`]); any other fails with [`Error::Untrusted`].
+    #[cfg(feature = "trust")]
+    pub fn trust_card_keys(
+        mut self,
+        keys: a2a_core::signing::TrustedKeys,
+        form: a2a_core::signing::Canonicalization,
+    ) -> Self {
+        self.card_keys = Some((keys, form));
+        self
+    }
+
     /// Discovers the agent's card at `base_url` and builds a client for it.
     pub async fn connect(self, base_url: &str) -> Result<Client, Error> {
         let resolver = CardResolver::new(self.http()?, Default::default());
+        #[cfg(feature = "trust")]
+        let resolver = match &self.card_keys {
+            Some((keys, form)) => resolver.verify_with(keys.clone(), *form),
+            None => resolver,
+        };
         let card = resolver.resolve(base_url).await?;
         self.build_from_card(card)
     }

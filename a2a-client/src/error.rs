@@ -54,6 +54,16 @@ pub enum Error {
     /// A URL or header value is not valid.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// The agent card's signatures do not verify against the trusted keys.
+    #[cfg(feature = "trust")]
+    #[error("the agent card at {url} is not trusted: {error}")]
+    Untrusted {
+        /// Where the card came from.
+        url: String,
+        /// Why no signature verified.
+        #[source]
+        error: a2a_core::signing::VerifyError,
+    },
 }
 
 impl Error {

@@ -30,6 +30,7 @@
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
+//! | `trust` | no | signed agent cards: `CardResolver::verify_with`, `ClientBuilder::trust_card_keys`, `fetch_jwks` |
 //! | `check` | no | `check::run`: conformance checks of any running agent (`a2a check URL`) |
 //! | `cli` | no | the `a2a` command: `cargo run -p a2a-client --features cli --bin a2a -- card URL` |
 //! | `otel` | no | W3C trace context (`traceparent`, `tracestate`) on every call, from its span through OpenTelemetry, so that the agent continues the caller's trace |
@@ -61,6 +62,8 @@ pub mod transport;
 pub mod webhook;
 
 pub use auth::{ApiKeyAuth, ApiKeyLocation, BearerAuth, Headers, Interceptor};
+#[cfg(feature = "trust")]
+pub use card::fetch_jwks;
 pub use card::{AGENT_CARD_PATH, CacheOutcome, CardResolver, LEGACY_AGENT_CARD_PATH, SkillQuery};
 pub use client::{Binding, Client, ClientBuilder, EventStream, RetryPolicy};
 pub use delegate::DelegateOptions;

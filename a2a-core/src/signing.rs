@@ -228,10 +228,15 @@ impl CardSigningKey {
         Value::Object(jwk)
     }
 
-    /// A signature of `card` (whatever signatures it already has are not covered).
-    pub fn sign(&self, card: &AgentCard) -> Result<AgentCardSignature, KeyError> {
-        let value = serde_json::to_value(card).map_err(|e| KeyError::Unusable(e.to_string()))?;
-        let payload = canonical_card(&value, Canonicalization::Jcs);
+    /// The `jku` its signatures carry, if any.
+    pub fn jku(&self) -> Option<&str> {
+        self.jku.as_deref()
+    }
+
+    /// A signature of `card`, a card in JSON as it will be served (whatever signatures it
+    /// already has are not covered).
+    pub fn sign(&self, card: &Value) -> Result<AgentCardSignature, KeyError> {
+        let payload = canonical_card(card, Canonicalization::Jcs);
         let mut header = json!({"alg": self.algorithm(), "kid": self.kid, "typ": "JOSE"});
         if let Some(jku) = &self.jku {
             header["jku"] = json!(jku);
@@ -251,11 +256,29 @@ impl CardSigningKey {
 /// Replaces `card`'s signatures with one by each key.
 pub fn sign_card(card: &mut AgentCard, keys: &[CardSigningKey]) -> Result<(), KeyError> {
     card.signatures.clear();
+    let value = serde_json::to_value(&*card).map_err(|e| KeyError::Unusable(e.to_string()))?;
+    card.signatures = keys
+        .iter()
+        .map(|k| k.sign(&value))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(())
+}
+
+/// Replaces the `signatures` of a card in JSON (any shape a server serves, such as a card
+/// with v0.3 fields beside the v1.0 ones) with one by each key, over that JSON.
+pub fn sign_json(card: &mut Value, keys: &[CardSigningKey]) -> Result<(), KeyError> {
     let signatures = keys
         .iter()
         .map(|k| k.sign(card))
         .collect::<Result<Vec<_>, _>>()?;
-    card.signatures = signatures;
+    if let Some(o) = card.as_object_mut() {
+        o.remove("signatures");
+        if !signatures.is_empty() {
+            let list =
+                serde_json::to_value(signatures).map_err(|e| KeyError::Unusable(e.to_string()))?;
+            o.insert("signatures".into(), list);
+        }
+    }
     Ok(())
 }
 
@@ -427,8 +450,8 @@ pub enum Rejection {
     /// An algorithm no card signature may use (`none`, HMAC, unknown).
     #[error("algorithm {0:?} is not accepted (ES256, ES384, RS256-512, PS256-512, EdDSA are)")]
     AlgorithmNotAllowed(String),
-    /// No trusted key has the header's `kid` (or, without one, fits its algorithm).
-    #[error("no trusted key {}", .0.as_deref().map_or("fits its algorithm".to_owned(), |k| format!("has kid {k:?}")))]
+    /// No trusted key has the header's `kid` and fits its algorithm.
+    #[error("no trusted key {}", .0.as_deref().map_or("fits its algorithm".to_owned(), |k| format!("has kid {k:?} and fits its algorithm")))]
     UnknownKey(Option<String>),
     /// The trusted key with that `kid` is of another type, or declares another `alg`.
     #[error("the trusted key {0:?} does not fit algorithm {1}")]
@@ -537,10 +560,13 @@ fn verify_one(
         .filter(|t| fits(&t.jwk, alg) && t.jwk["alg"].as_str().is_none_or(|a| a == name))
         .collect();
     if fitting.is_empty() {
-        let which = kid.clone().unwrap_or_default();
-        return Err(fail(match kid {
-            Some(_) => Rejection::WrongKey(which, name.into()),
-            None => Rejection::UnknownKey(None),
+        // The key that has the kid is of another type: say so; otherwise no key fits at all.
+        let named = kid
+            .as_deref()
+            .filter(|k| candidates.iter().any(|t| t.jwk["kid"].as_str() == Some(*k)));
+        return Err(fail(match named {
+            Some(k) => Rejection::WrongKey(k.to_owned(), name.into()),
+            None => Rejection::UnknownKey(kid.clone()),
         }));
     }
     let input = format!("{protected}.{payload}");

@@ -68,6 +68,8 @@ pub(crate) struct AppState {
     pub(crate) maintenance: Maintenance,
     pub(crate) config: HttpConfig,
     pub(crate) card: card::CardCache,
+    /// The JWK set of the card's signing keys, when it is signed.
+    pub(crate) jwks: Option<bytes::Bytes>,
     /// Request counts and latencies, when metrics are on.
     pub(crate) metrics: Option<Arc<crate::telemetry::MetricsInner>>,
 }
@@ -172,13 +174,20 @@ impl Server {
             .route(
                 "/.well-known/agent.json",
                 get(card::serve).fallback(card::wrong_method),
-            )
-            .layer(
-                tower_http::cors::CorsLayer::new()
-                    .allow_origin(tower_http::cors::Any)
-                    .allow_methods([http::Method::GET])
-                    .expose_headers([http::header::ETAG, http::header::LAST_MODIFIED]),
             );
+        let card_routes = match state.jwks {
+            Some(_) => card_routes.route(
+                card::JWKS_PATH,
+                get(card::jwks).fallback(card::wrong_method),
+            ),
+            None => card_routes,
+        }
+        .layer(
+            tower_http::cors::CorsLayer::new()
+                .allow_origin(tower_http::cors::Any)
+                .allow_methods([http::Method::GET])
+                .expose_headers([http::header::ETAG, http::header::LAST_MODIFIED]),
+        );
         let a2a_routes = Router::new()
             .route("/", post(jsonrpc::serve).fallback(jsonrpc::wrong_method))
             .fallback(rest::serve)

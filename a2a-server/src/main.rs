@@ -89,6 +89,12 @@ struct Args {
         hide_env_values = true
     )]
     bearer_tokens: Vec<String>,
+    /// Sign the agent card with this private key (PEM, PKCS#8: P-256 signs ES256, RSA RS256,
+    /// Ed25519 EdDSA; repeatable, one signature per key). The key id is the key's RFC 7638
+    /// thumbprint; the public keys are served at /.well-known/jwks.json, which each signature
+    /// names as its `jku`.
+    #[arg(long = "card-signing-key", value_name = "FILE")]
+    card_signing_keys: Vec<std::path::PathBuf>,
     /// Webhook destination exempt from the SSRF guard: a host name or an address range
     /// (repeatable), e.g. `127.0.0.1` or `10.0.0.0/8`.
     #[arg(long = "push-allow", env = "A2A_PUSH_ALLOW", value_delimiter = ',')]
@@ -265,6 +271,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             args.bearer_tokens.iter().cloned(),
         ))
     };
+    let mut server = server;
+    for path in &args.card_signing_keys {
+        let pem = std::fs::read_to_string(path)
+            .map_err(|e| format!("--card-signing-key {}: {e}", path.display()))?;
+        let key = a2a_core::signing::CardSigningKey::from_pem(&pem)
+            .map_err(|e| format!("--card-signing-key {}: {e}", path.display()))?;
+        tracing::info!(
+            kid = key.kid(),
+            alg = key.algorithm(),
+            "signing the agent card"
+        );
+        server = server.card_signing_key(key);
+    }
     let server = if args.retention_hours > 0 {
         server.retention(Duration::from_secs(args.retention_hours * 3600))
     } else {

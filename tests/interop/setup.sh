@@ -2,8 +2,9 @@
 # Installs the official A2A SDKs the interop tests (tests/tests/interop_*.rs) run against, at
 # pinned versions, into .scratch/interop/ (gitignored) and nowhere else:
 #
-#   .scratch/interop/py1   Python venv: a2a-sdk[http-server,grpc]==1.3.0 + uvicorn
-#                          (requirements-v1.txt)
+#   .scratch/interop/py1   Python venv: a2a-sdk[http-server,grpc,signing]==1.3.0 + uvicorn,
+#                          PyJWT and cryptography for the SDK's agent card signing
+#                          (py_signing.py) (requirements-v1.txt)
 #   .scratch/interop/py03  Python venv: a2a-sdk==0.3.26                       (requirements-v03.txt)
 #   .scratch/interop/js    npm ci of @a2a-js/sdk 1.3.0 and 0.3.14 (alias a2a-js-sdk-v03),
 #                          @grpc/grpc-js 1.14.7 + @bufbuild/protobuf 2.17.0 for 1.3.0's gRPC
@@ -90,8 +91,9 @@ venv_install() {
 
 venv_install py1 requirements-v1.txt 1.3.0
 "$scratch/py1/bin/python" -c 'import a2a.server.routes, a2a.client, uvicorn, starlette, sse_starlette
-import grpc.aio, a2a.client.transports.grpc, a2a.server.request_handlers.grpc_handler' ||
-    fail "the py1 venv lacks the SDK's server, client or gRPC modules"
+import grpc.aio, a2a.client.transports.grpc, a2a.server.request_handlers.grpc_handler
+import a2a.utils.signing, jwt, cryptography' ||
+    fail "the py1 venv lacks the SDK's server, client, gRPC or signing modules"
 venv_install py03 requirements-v03.txt 0.3.26
 "$scratch/py03/bin/python" -c 'import a2a.client, httpx_sse' ||
     fail "the py03 venv lacks the SDK's client modules"

@@ -22,6 +22,8 @@ pub mod broken;
 mod grpc;
 /// A test OAuth 2.0 / OpenID Connect issuer ([`issuer::TestIssuer`]) with real signing keys.
 pub mod issuer;
+/// Private keys generated at test time, in PKCS#8 PEM, for card signing.
+pub mod keys;
 pub mod shape;
 pub mod sse;
 

@@ -3,7 +3,8 @@
 //! Exit codes: 0 done (task completed, or accepted with `--no-wait`); 1 the task failed, was
 //! rejected or canceled; 2 bad usage; 3 the agent returned an A2A error; 4 the agent could not
 //! be reached; 5 the task needs input or authentication; 6 any other error. `a2a check`
-//! exits 0 when every MUST holds and 1 otherwise.
+//! exits 0 when every MUST holds and 1 otherwise; `a2a card --verify` 0 when a signature
+//! verifies with a trusted key and 1 when none does.
 
 use a2a_client::{Binding, Client, ClientBuilder, Error};
 use a2a_core::{
@@ -59,8 +60,8 @@ enum BindingArg {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Show an agent's card.
-    Card { url: String },
+    /// Show an agent's card (and verify its signatures with `--verify`).
+    Card(CardArgs),
     /// Send a message and wait for the result.
     Send(SendArgs),
     /// Send a message and print events as they stream in.
@@ -95,6 +96,26 @@ enum Command {
     Subscribe { url: String, task_id: String },
     /// Test an agent's conformance to A2A v1.0, over every interface its card declares.
     Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+struct CardArgs {
+    /// The agent's base URL (or its card's URL).
+    url: String,
+    /// Verify the card's signatures against the keys given by --jwks and --key (exit 1 when
+    /// none verifies).
+    #[arg(long)]
+    verify: bool,
+    /// A JWK set URL to trust (repeatable).
+    #[arg(long, value_name = "URL")]
+    jwks: Vec<String>,
+    /// A public key (or private key) in PEM to trust, or a JWK set in JSON (repeatable).
+    #[arg(long, value_name = "FILE")]
+    key: Vec<PathBuf>,
+    /// Canonicalize as the official SDKs do (empty values dropped before RFC 8785), for cards
+    /// they signed.
+    #[arg(long)]
+    sdk_canonicalization: bool,
 }
 
 #[derive(Debug, Args)]
@@ -167,6 +188,7 @@ fn exit_for(error: &Error) -> u8 {
         Error::Remote { .. } | Error::Http { .. } => 3,
         Error::Transport(_) | Error::Grpc { .. } | Error::Timeout(_) | Error::StreamEnded(_) => 4,
         Error::Config(_) => 2,
+        Error::Untrusted { .. } => 1,
         _ => 6,
     }
 }
@@ -261,6 +283,61 @@ fn build_message(args: &SendArgs) -> Result<Message, Error> {
     Ok(m)
 }
 
+/// The keys `card --verify` trusts: each JWK set URL fetched, each file read (PEM or JSON).
+async fn trusted_keys(
+    args: &CardArgs,
+    http: &reqwest::Client,
+    g: &Global,
+) -> Result<a2a_core::signing::TrustedKeys, Error> {
+    let mut keys = a2a_core::signing::TrustedKeys::new();
+    for url in &args.jwks {
+        let timeout = Duration::from_secs(g.timeout.min(30));
+        keys.extend(a2a_client::fetch_jwks(http, url, timeout).await?);
+    }
+    for path in &args.key {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("--key {}: {e}", path.display())))?;
+        let read = match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(jwks) => a2a_core::signing::TrustedKeys::from_jwks(&jwks),
+            Err(_) => a2a_core::signing::TrustedKeys::from_pem(&text),
+        };
+        keys.extend(read.map_err(|e| Error::Config(format!("--key {}: {e}", path.display())))?);
+    }
+    Ok(keys)
+}
+
+async fn card(args: CardArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {
+    let http = reqwest::Client::new();
+    let resolver = a2a_client::CardResolver::new(http.clone(), Default::default());
+    if !(args.verify || !args.jwks.is_empty() || !args.key.is_empty()) {
+        ui.card(&resolver.resolve(&args.url).await?);
+        return Ok(Outcome::Done);
+    }
+    if args.jwks.is_empty() && args.key.is_empty() {
+        return Err(Error::Config(
+            "--verify needs the keys to trust: --jwks URL or --key FILE (a card is never verified against keys it names itself)".into(),
+        ));
+    }
+    let form = if args.sdk_canonicalization {
+        a2a_core::signing::Canonicalization::Sdk
+    } else {
+        a2a_core::signing::Canonicalization::Jcs
+    };
+    let keys = trusted_keys(&args, &http, g).await?;
+    let (card, verified) = resolver
+        .verify_with(keys, form)
+        .resolve_verified(&args.url)
+        .await?;
+    ui.card(&card);
+    eprintln!(
+        "a2a: signature {} verified: kid {}, {}",
+        verified.index,
+        verified.kid.as_deref().unwrap_or("(none)"),
+        verified.algorithm
+    );
+    Ok(Outcome::Done)
+}
+
 /// The credentials `check` sends: `--header`s, `--token`, and `--api-key` where the card puts it.
 async fn check_headers(url: &str, g: &Global) -> Result<reqwest::header::HeaderMap, Error> {
     use a2a_client::Interceptor as _;
@@ -331,13 +408,7 @@ async fn run(cli: Cli, ui: &Ui) -> Result<Outcome, Error> {
     let g = &cli.global;
     match cli.command {
         Command::Check(args) => check(args, g, ui).await,
-        Command::Card { url } => {
-            let resolver =
-                a2a_client::CardResolver::new(reqwest::Client::new(), Default::default());
-            let card = resolver.resolve(&url).await?;
-            ui.card(&card);
-            Ok(Outcome::Done)
-        }
+        Command::Card(args) => card(args, g, ui).await,
         Command::Send(args) => {
             let client = connect(&args.url, g).await?;
             let request = SendMessageRequest::new(build_message(&args)?)

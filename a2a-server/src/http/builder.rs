@@ -35,6 +35,8 @@ pub struct ServerBuilder {
     grpc_public_url: Option<String>,
     grpc_listener: Option<tokio::net::TcpListener>,
     metrics: Option<crate::Metrics>,
+    #[cfg(feature = "trust")]
+    card_signing: Vec<a2a_core::signing::CardSigningKey>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -64,6 +66,8 @@ impl ServerBuilder {
             grpc_public_url: None,
             grpc_listener: None,
             metrics: None,
+            #[cfg(feature = "trust")]
+            card_signing: Vec::new(),
         }
     }
 }
@@ -299,6 +303,39 @@ impl ServerBuilder {
         self
     }
 
+    /// Signs the agent card (and the extended card) with `key`: one signature per key added
+    /// (spec §8.4: a JWS over the RFC 8785 canonical card). The keys' public JWK set is served
+    /// at `/.well-known/jwks.json`, and a key without a `jku` of its own names that URL.
+    /// Each form of the card the server serves (v1.0, and v1.0 with the v0.3 fields for
+    /// clients that do not ask for `A2A-Version: 1.0`) is signed as served.
+    #[cfg(feature = "trust")]
+    pub fn card_signing_key(mut self, key: a2a_core::signing::CardSigningKey) -> Self {
+        self.card_signing.push(key);
+        self
+    }
+
+    /// The card's signing keys, each naming the served JWK set as its `jku` unless it names
+    /// its own.
+    fn signing(&mut self, url: &str) -> card::CardKeys {
+        #[cfg(feature = "trust")]
+        {
+            let jku = format!("{url}{}", card::JWKS_PATH);
+            let keys = std::mem::take(&mut self.card_signing)
+                .into_iter()
+                .map(|k| match k.jku() {
+                    Some(_) => k,
+                    None => k.with_jku(jku.clone()),
+                })
+                .collect();
+            card::CardKeys::new(keys)
+        }
+        #[cfg(not(feature = "trust"))]
+        {
+            let _ = url;
+            card::CardKeys::default()
+        }
+    }
+
     /// The server, or the first configuration mistake.
     pub fn build(mut self) -> Result<Server, BuildError> {
         let url = self.public_url.trim_end_matches('/').to_owned();
@@ -316,7 +353,8 @@ impl ServerBuilder {
                 .push(AgentInterface::new(BINDING_GRPC, grpc_url));
         }
         card.supported_interfaces.push(
-            AgentInterface::new(BINDING_JSONRPC, url).with_protocol_version(PROTOCOL_VERSION_V03),
+            AgentInterface::new(BINDING_JSONRPC, url.clone())
+                .with_protocol_version(PROTOCOL_VERSION_V03),
         );
         card.capabilities.streaming = Some(self.streaming);
         if self.streaming
@@ -347,10 +385,13 @@ impl ServerBuilder {
             }
         }
         let interfaces = card.supported_interfaces.clone();
+        let signing = self.signing(&url);
+        let keys = signing.clone();
         self.handler.map_extended_card(|build| {
             Arc::new(move |p: &Principal| {
                 build(p).map(|mut c| {
                     c.supported_interfaces = interfaces.clone();
+                    keys.sign(&mut c);
                     c
                 })
             })
@@ -360,7 +401,8 @@ impl ServerBuilder {
         Ok(Server {
             state: Arc::new(AppState {
                 auth: self.auth,
-                card: card::CardCache::new(&handler.card),
+                card: card::CardCache::new(&handler.card, &signing),
+                jwks: signing.jwks(),
                 handler,
                 maintenance: Maintenance {
                     retention: self.retention,

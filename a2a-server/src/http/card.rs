@@ -1,6 +1,7 @@
 //! Serving the agent card: `ETag` and `Last-Modified` (the moment the server was built),
 //! `Cache-Control`, 304 on `If-None-Match` (or, without it, on `If-Modified-Since`), and the
-//! hybrid v1.0 + v0.3 card unless the client asks for `A2A-Version: 1.0`.
+//! hybrid v1.0 + v0.3 card unless the client asks for `A2A-Version: 1.0`; each form signed as
+//! served when the server has card signing keys, whose JWK set is served beside the card.
 
 use super::AppState;
 use a2a_core::AgentCard;
@@ -29,12 +30,72 @@ fn etag(bytes: &[u8]) -> HeaderValue {
     HeaderValue::from_str(&format!("\"{:016x}\"", h.finish())).expect("hex is a valid header")
 }
 
+/// Where the JWK set of the card's signing keys is served.
+pub(crate) const JWKS_PATH: &str = "/.well-known/jwks.json";
+
+/// The keys the card is signed with (none without the `trust` feature).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CardKeys {
+    #[cfg(feature = "trust")]
+    keys: Arc<Vec<a2a_core::signing::CardSigningKey>>,
+}
+
+impl CardKeys {
+    #[cfg(feature = "trust")]
+    pub(crate) fn new(keys: Vec<a2a_core::signing::CardSigningKey>) -> Self {
+        Self {
+            keys: Arc::new(keys),
+        }
+    }
+
+    /// Signs `card` (JSON, as served) with every key; without keys, leaves it as it is.
+    fn sign_json(&self, card: &mut serde_json::Value) {
+        #[cfg(feature = "trust")]
+        if !self.keys.is_empty() {
+            if let Err(e) = a2a_core::signing::sign_json(card, &self.keys) {
+                // Keys are checked when read; a failure here is a bug, and the card is served
+                // unsigned rather than not at all.
+                tracing::error!(error = %e, "the agent card could not be signed");
+            }
+        }
+        #[cfg(not(feature = "trust"))]
+        let _ = card;
+    }
+
+    /// Signs a card (the extended card, built per caller) with every key.
+    pub(crate) fn sign(&self, card: &mut AgentCard) {
+        #[cfg(feature = "trust")]
+        if !self.keys.is_empty() {
+            if let Err(e) = a2a_core::signing::sign_card(card, &self.keys) {
+                tracing::error!(error = %e, "the extended agent card could not be signed");
+            }
+        }
+        #[cfg(not(feature = "trust"))]
+        let _ = card;
+    }
+
+    /// The public JWK set, when there are keys.
+    pub(crate) fn jwks(&self) -> Option<Bytes> {
+        #[cfg(feature = "trust")]
+        if !self.keys.is_empty() {
+            let jwks = a2a_core::signing::jwks(&self.keys);
+            return Some(Bytes::from(jwks.to_string()));
+        }
+        None
+    }
+}
+
+/// The card in JSON as served: `card` (or its v0.3 hybrid), signed by `keys`.
+fn served<T: serde::Serialize>(card: &T, keys: &CardKeys) -> Bytes {
+    let mut v = serde_json::to_value(card).expect("a card serializes");
+    keys.sign_json(&mut v);
+    Bytes::from(serde_json::to_vec(&v).expect("a card serializes"))
+}
+
 impl CardCache {
-    pub(crate) fn new(card: &AgentCard) -> Self {
-        let v1 = Bytes::from(serde_json::to_vec(card).expect("a card serializes"));
-        let hybrid = Bytes::from(
-            serde_json::to_vec(&a2a_core::v03::hybrid_card(card)).expect("a card serializes"),
-        );
+    pub(crate) fn new(card: &AgentCard, keys: &CardKeys) -> Self {
+        let v1 = served(card, keys);
+        let hybrid = served(&a2a_core::v03::hybrid_card(card), keys);
         let now = chrono::Utc::now();
         let last_modified =
             HeaderValue::from_str(&http_date(now)).expect("an HTTP date is a valid header value");
@@ -108,4 +169,25 @@ pub(crate) async fn serve(State(state): State<Arc<AppState>>, headers: HeaderMap
     );
     h.insert(header::VARY, HeaderValue::from_static("A2A-Version"));
     response
+}
+
+/// The JWK set of the card's signing keys (routed only when there are keys).
+pub(crate) async fn jwks(State(state): State<Arc<AppState>>) -> Response {
+    let Some(jwks) = state.jwks.clone() else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/jwk-set+json"),
+            ),
+            (
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=300"),
+            ),
+        ],
+        jwks,
+    )
+        .into_response()
 }
