@@ -128,3 +128,177 @@ impl Interceptor for Headers {
         Ok(())
     }
 }
+
+/// OAuth 2.0 client credentials (RFC 6749 §4.4): an access token from the issuer's token
+/// endpoint, sent as `Authorization: Bearer …` on every call, cached, and fetched again
+/// shortly before it expires, or when the agent answers 401 (once per call).
+///
+/// ```no_run
+/// # async fn run() -> Result<(), a2a_client::Error> {
+/// use a2a_client::{Client, ClientCredentials};
+///
+/// let credentials = ClientCredentials::new("https://login.example.com/oauth2/token", "my-app", "s3cret")
+///     .scopes(["agents.write"]);
+/// let client = Client::builder()
+///     .client_credentials(credentials)
+///     .connect("https://agents.example.com/echo")
+///     .await?;
+/// # Ok(()) }
+/// ```
+pub struct ClientCredentials {
+    token_url: String,
+    client_id: String,
+    client_secret: String,
+    scopes: Vec<String>,
+    http: reqwest::Client,
+    timeout: std::time::Duration,
+    cached: tokio::sync::Mutex<Option<(String, std::time::Instant)>>,
+}
+
+impl Debug for ClientCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientCredentials")
+            .field("token_url", &self.token_url)
+            .field("client_id", &self.client_id)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How long before its expiry a token is replaced (or a tenth of its life, if shorter).
+const REFRESH_AHEAD: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl ClientCredentials {
+    /// A client `client_id` with `client_secret` (sent with HTTP Basic, RFC 6749 §2.3.1) at
+    /// the token endpoint `token_url`.
+    pub fn new(
+        token_url: impl Into<String>,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        Self {
+            token_url: token_url.into(),
+            client_id: client_id.into(),
+            client_secret: client_secret.into(),
+            scopes: Vec::new(),
+            http: reqwest::Client::new(),
+            timeout: std::time::Duration::from_secs(10),
+            cached: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The token endpoint and scopes of the card's OAuth 2.0 client-credentials flow (the
+    /// first scheme that has one); the scopes are all those the flow declares.
+    pub fn from_card(
+        card: &AgentCard,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Result<Self, Error> {
+        let flow = card
+            .security_schemes
+            .values()
+            .find_map(|s| match s {
+                SecurityScheme::Oauth2SecurityScheme(o) => match &o.flows {
+                    a2a_core::OAuthFlows::ClientCredentials(f) => Some(f),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .ok_or_else(|| {
+                Error::Config("the agent card declares no OAuth 2.0 client-credentials flow".into())
+            })?;
+        Ok(Self::new(flow.token_url.clone(), client_id, client_secret)
+            .scopes(flow.scopes.keys().cloned()))
+    }
+
+    /// The scopes to ask for.
+    #[must_use]
+    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How long a token request may take (default 10 s).
+    #[must_use]
+    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// A token: the cached one while it is fresh, else a new one (`refresh`: a new one
+    /// whatever the cache holds, as after a 401).
+    pub async fn token(&self, refresh: bool) -> Result<String, Error> {
+        let mut cached = self.cached.lock().await;
+        if let Some((token, until)) = cached.as_ref() {
+            if !refresh && std::time::Instant::now() < *until {
+                return Ok(token.clone());
+            }
+        }
+        let (token, lifetime) = self.fetch().await?;
+        let ahead = REFRESH_AHEAD.min(lifetime / 10);
+        *cached = Some((token.clone(), std::time::Instant::now() + lifetime - ahead));
+        Ok(token)
+    }
+
+    async fn fetch(&self) -> Result<(String, std::time::Duration), Error> {
+        let mut form = vec![("grant_type", "client_credentials".to_owned())];
+        if !self.scopes.is_empty() {
+            form.push(("scope", self.scopes.join(" ")));
+        }
+        let response = self
+            .http
+            .post(&self.token_url)
+            .basic_auth(
+                form_encode(&self.client_id),
+                Some(form_encode(&self.client_secret)),
+            )
+            .form(&form)
+            .timeout(self.timeout)
+            .send()
+            .await?;
+        let status = response.status();
+        let body: serde_json::Value = response.json().await.unwrap_or_default();
+        if !status.is_success() {
+            let error = body["error"].as_str().unwrap_or("no error code");
+            let description = body["error_description"]
+                .as_str()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
+            return Err(Error::Token(format!(
+                "{} answered HTTP {status}: {error}{description}",
+                self.token_url
+            )));
+        }
+        let token = body["access_token"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| Error::Token(format!("{} sent no access_token", self.token_url)))?;
+        if !body["token_type"]
+            .as_str()
+            .is_some_and(|t| t.eq_ignore_ascii_case("bearer"))
+        {
+            return Err(Error::Token(format!(
+                "{} sent a token of type {}, not Bearer",
+                self.token_url, body["token_type"]
+            )));
+        }
+        // Without `expires_in` (RFC 6749 makes it RECOMMENDED), an hour, refreshed on a 401.
+        let lifetime = std::time::Duration::from_secs(body["expires_in"].as_u64().unwrap_or(3600));
+        Ok((token.to_owned(), lifetime))
+    }
+}
+
+/// RFC 6749 §2.3.1: the client id and secret are form-encoded before Basic encoding.
+fn form_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}

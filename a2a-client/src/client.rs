@@ -97,6 +97,7 @@ pub struct ClientBuilder {
     preference: Vec<Binding>,
     retry: RetryPolicy,
     interceptors: Vec<Arc<dyn Interceptor>>,
+    credentials: Option<Arc<crate::ClientCredentials>>,
     http: Option<reqwest::Client>,
     #[cfg(feature = "trust")]
     card_keys: Option<(
@@ -113,6 +114,7 @@ impl Default for ClientBuilder {
             preference: Vec::new(),
             retry: RetryPolicy::default(),
             interceptors: Vec::new(),
+            credentials: None,
             http: None,
             #[cfg(feature = "trust")]
             card_keys: None,
@@ -250,6 +252,14 @@ impl ClientBuilder {
         Ok(self.finish(transport, peer, Some(card), interface.tenant, streaming))
     }
 
+    /// Sends an OAuth 2.0 access token got with client credentials on every call (fetched
+    /// when first needed, replaced before it expires, and once more when the agent answers
+    /// 401).
+    pub fn client_credentials(mut self, credentials: crate::ClientCredentials) -> Self {
+        self.credentials = Some(Arc::new(credentials));
+        self
+    }
+
     /// [`connect`](Self::connect) only to an agent whose card is signed by one of `keys`
     /// (see [`CardResolver::verify_with`]); any other fails with [`Error::Untrusted`].
     #[cfg(feature = "trust")]
@@ -315,6 +325,7 @@ impl ClientBuilder {
                 timeout: self.timeout,
                 retry: self.retry,
                 interceptors: self.interceptors,
+                credentials: self.credentials,
             }),
         }
     }
@@ -331,6 +342,7 @@ struct Inner {
     timeout: Option<Duration>,
     retry: RetryPolicy,
     interceptors: Vec<Arc<dyn Interceptor>>,
+    credentials: Option<Arc<crate::ClientCredentials>>,
 }
 
 /// An A2A client bound to one agent interface. Cheap to clone.
@@ -396,10 +408,20 @@ impl Client {
         self.inner.streaming
     }
 
-    fn options(&self, method: Method) -> Result<CallOptions, Error> {
+    /// The call's headers: the interceptors', the access token (a new one if `refresh`), the
+    /// trace context.
+    async fn options(&self, method: Method, refresh: bool) -> Result<CallOptions, Error> {
         let mut options = CallOptions::default();
         for i in &self.inner.interceptors {
             i.intercept(method, &mut options)?;
+        }
+        if let Some(credentials) = &self.inner.credentials {
+            let token = credentials.token(refresh).await?;
+            let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| Error::Token("the access token is not a valid header value".into()))?;
+            options
+                .headers
+                .insert(reqwest::header::AUTHORIZATION, value);
         }
         crate::telemetry::inject(&mut options.headers);
         Ok(options)
@@ -428,9 +450,10 @@ impl Client {
     async fn call_once_or_retry<R: Request>(&self, req: &R) -> Result<R::Response, Error> {
         let params = self.params(req)?;
         let mut attempt = 0;
+        let mut refresh = false;
         loop {
             attempt += 1;
-            let options = self.options(R::METHOD)?;
+            let options = self.options(R::METHOD, refresh).await?;
             let call = self
                 .inner
                 .transport
@@ -443,6 +466,12 @@ impl Client {
             };
             match result {
                 Ok(v) => return Ok(serde_json::from_value(v)?),
+                // A refused token (expired early, revoked, keys rotated): one new token, once.
+                Err(e)
+                    if e.is_unauthenticated() && self.inner.credentials.is_some() && !refresh =>
+                {
+                    refresh = true;
+                }
                 Err(e) if attempt < self.inner.retry.max_attempts && may_retry(R::METHOD, &e) => {
                     tokio::time::sleep(self.inner.retry.backoff(attempt)).await;
                 }
@@ -523,9 +552,21 @@ impl Client {
         params: Value,
         last_event_id: Option<String>,
     ) -> Result<ItemStream, Error> {
-        let mut options = self.options(method)?;
-        options.last_event_id = last_event_id;
-        self.inner.transport.stream(method, params, &options).await
+        let mut options = self.options(method, false).await?;
+        options.last_event_id = last_event_id.clone();
+        match self
+            .inner
+            .transport
+            .stream(method, params.clone(), &options)
+            .await
+        {
+            Err(e) if e.is_unauthenticated() && self.inner.credentials.is_some() => {
+                let mut options = self.options(method, true).await?;
+                options.last_event_id = last_event_id;
+                self.inner.transport.stream(method, params, &options).await
+            }
+            other => other,
+        }
     }
 
     /// `SendStreamingMessage`: the task (or one message) first, then its events, until a

@@ -54,6 +54,9 @@ pub enum Error {
     /// A URL or header value is not valid.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// No access token could be had from the OAuth 2.0 token endpoint.
+    #[error("could not get an access token: {0}")]
+    Token(String),
     /// The agent card's signatures do not verify against the trusted keys.
     #[cfg(feature = "trust")]
     #[error("the agent card at {url} is not trusted: {error}")]
@@ -101,6 +104,16 @@ impl Error {
                     | "CANCELLED"
             ),
             Error::StreamEnded(_) | Error::Timeout(_) => true,
+            _ => false,
+        }
+    }
+
+    /// Whether the agent refused the call's credentials (HTTP 401, gRPC UNAUTHENTICATED).
+    pub fn is_unauthenticated(&self) -> bool {
+        match self {
+            Error::Remote { status: 401, .. } | Error::Http { status: 401, .. } => true,
+            Error::Remote { error, .. } => error.is(ErrorKind::Unauthenticated),
+            Error::Grpc { code, .. } => *code == "UNAUTHENTICATED",
             _ => false,
         }
     }

@@ -43,7 +43,7 @@
 //! | [`Client`], [`ClientBuilder`] | every operation, typed; binding selection; retries; resumable streams |
 //! | [`Client::delegate`] | send, follow (stream or poll) to a final or interrupted state, assemble artifacts |
 //! | [`CardResolver`], [`SkillQuery`] | discovery with an ETag/max-age cache; pick an agent by skill |
-//! | [`BearerAuth`], [`ApiKeyAuth`], [`Interceptor`] | credentials and headers on every call |
+//! | [`BearerAuth`], [`ApiKeyAuth`], [`ClientCredentials`], [`Interceptor`] | credentials (static, or OAuth 2.0 client-credentials tokens, refreshed) and headers on every call |
 //! | [`Error`] | remote A2A errors with their kind, HTTP, gRPC, transport, decode, … |
 //! | [`transport`] | the bindings: [`transport::JsonRpcTransport`], [`transport::RestTransport`], [`transport::GrpcTransport`] |
 //! | `webhook::PushReceiver` (feature `webhook`) | a webhook endpoint for push notifications: checks credentials, de-duplicates |
@@ -61,7 +61,7 @@ pub mod transport;
 #[cfg(feature = "webhook")]
 pub mod webhook;
 
-pub use auth::{ApiKeyAuth, ApiKeyLocation, BearerAuth, Headers, Interceptor};
+pub use auth::{ApiKeyAuth, ApiKeyLocation, BearerAuth, ClientCredentials, Headers, Interceptor};
 #[cfg(feature = "trust")]
 pub use card::fetch_jwks;
 pub use card::{AGENT_CARD_PATH, CacheOutcome, CardResolver, LEGACY_AGENT_CARD_PATH, SkillQuery};

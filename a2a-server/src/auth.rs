@@ -49,7 +49,12 @@
 //! }
 //! ```
 
-use a2a_core::{SecurityRequirement, SecurityScheme};
+#[cfg(feature = "trust")]
+mod jwt;
+#[cfg(feature = "trust")]
+pub use jwt::{JwtBearer, TokenError};
+
+use a2a_core::{Method, SecurityRequirement, SecurityScheme};
 use axum::http::header;
 use axum::http::request::Parts;
 use futures::future::BoxFuture;
@@ -66,10 +71,16 @@ pub struct Principal(pub String);
 pub enum AuthDecision {
     /// Authenticated as this principal.
     Allow(Principal),
+    /// Authenticated as this principal, holding these OAuth scopes (checked against
+    /// [`Authenticator::required_scopes`] of each operation).
+    Granted(Principal, Vec<String>),
     /// No credentials were presented.
     Missing,
     /// Credentials were presented and are wrong.
     Invalid,
+    /// Credentials were presented and are wrong for this reason, which the caller is told
+    /// (an expired token, another audience): it must not reveal anything secret.
+    Rejected(String),
 }
 
 /// Decides who is calling. Implementors write `async fn authenticate`; see the
@@ -86,6 +97,15 @@ pub trait Authenticator: Send + Sync + fmt::Debug + 'static {
 
     /// The `WWW-Authenticate` challenge sent with a 401.
     fn challenge(&self) -> String;
+
+    /// The scopes a caller must hold for `method` (none by default). A caller authenticated
+    /// with [`AuthDecision::Granted`] and lacking one is refused with 403 (PermissionDenied,
+    /// `WWW-Authenticate: Bearer error="insufficient_scope"`); one authenticated with
+    /// [`AuthDecision::Allow`] holds no scope.
+    fn required_scopes(&self, method: Method) -> Vec<String> {
+        let _ = method;
+        Vec::new()
+    }
 }
 
 /// The object-safe form of [`Authenticator`], used inside the server.
@@ -93,6 +113,7 @@ pub(crate) trait DynAuthenticator: Send + Sync + fmt::Debug + 'static {
     fn authenticate<'a>(&'a self, request: &'a Parts) -> BoxFuture<'a, AuthDecision>;
     fn schemes(&self) -> Vec<(String, SecurityScheme)>;
     fn challenge(&self) -> String;
+    fn required_scopes(&self, method: Method) -> Vec<String>;
 }
 
 impl<A: Authenticator> DynAuthenticator for A {
@@ -106,6 +127,10 @@ impl<A: Authenticator> DynAuthenticator for A {
 
     fn challenge(&self) -> String {
         Authenticator::challenge(self)
+    }
+
+    fn required_scopes(&self, method: Method) -> Vec<String> {
+        Authenticator::required_scopes(self, method)
     }
 }
 
@@ -290,6 +315,10 @@ impl Authenticator for ApiKeys {
 
 /// The `WWW-Authenticate` challenge of bearer tokens, also sent on a 401 when no authenticator
 /// is configured.
+/// The OAuth scopes a caller holds, when its authenticator granted some.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Granted(pub(crate) Vec<String>);
+
 pub(crate) const DEFAULT_CHALLENGE: &str = r#"Bearer realm="a2a""#;
 
 /// The card's requirement for an authenticator: all its schemes, no scopes.

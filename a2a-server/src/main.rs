@@ -89,6 +89,34 @@ struct Args {
         hide_env_values = true
     )]
     bearer_tokens: Vec<String>,
+    /// Require OAuth 2.0 / OpenID Connect bearer JWTs issued by this issuer (its `iss`; its
+    /// keys come from <issuer>/.well-known/openid-configuration unless --oauth-jwks-url says).
+    /// Each token's `sub` is its own principal. Needs --oauth-audience.
+    #[arg(long, env = "A2A_OAUTH_ISSUER", value_name = "URL")]
+    oauth_issuer: Option<String>,
+    /// The audience (`aud`) tokens must be for: this agent.
+    #[arg(long, env = "A2A_OAUTH_AUDIENCE", requires = "oauth_issuer")]
+    oauth_audience: Option<String>,
+    /// The issuer's JWK set, instead of the discovery document's `jwks_uri`.
+    #[arg(
+        long,
+        env = "A2A_OAUTH_JWKS_URL",
+        value_name = "URL",
+        requires = "oauth_issuer"
+    )]
+    oauth_jwks_url: Option<String>,
+    /// The issuer's token endpoint, declared in the card as the client-credentials flow
+    /// (without it the card declares OpenID Connect discovery).
+    #[arg(
+        long,
+        env = "A2A_OAUTH_TOKEN_URL",
+        value_name = "URL",
+        requires = "oauth_issuer"
+    )]
+    oauth_token_url: Option<String>,
+    /// A scope every operation requires (repeatable).
+    #[arg(long = "oauth-scope", value_delimiter = ',', requires = "oauth_issuer")]
+    oauth_scopes: Vec<String>,
     /// Sign the agent card with this private key (PEM, PKCS#8: P-256 signs ES256, RSA RS256,
     /// Ed25519 EdDSA; repeatable, one signature per key). The key id is the key's RFC 7638
     /// thumbprint; the public keys are served at /.well-known/jwks.json, which each signature
@@ -264,12 +292,29 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(metrics) => server.metrics(metrics),
         None => server,
     };
-    let server = if args.bearer_tokens.is_empty() {
-        server
-    } else {
-        server.authenticator(BearerTokens::each_its_own(
+    let server = match (&args.oauth_issuer, args.bearer_tokens.is_empty()) {
+        (Some(_), false) => {
+            return Err("--oauth-issuer and --bearer-token: choose one way to authenticate".into());
+        }
+        (Some(issuer), true) => {
+            let audience = args
+                .oauth_audience
+                .as_deref()
+                .ok_or("--oauth-issuer needs --oauth-audience (the `aud` tokens are for)")?;
+            let mut auth = a2a_server::auth::JwtBearer::new(issuer, audience)
+                .require_scopes(args.oauth_scopes.iter().cloned());
+            if let Some(url) = &args.oauth_jwks_url {
+                auth = auth.jwks_url(url);
+            }
+            if let Some(url) = &args.oauth_token_url {
+                auth = auth.token_url(url);
+            }
+            server.authenticator(auth)
+        }
+        (None, true) => server,
+        (None, false) => server.authenticator(BearerTokens::each_its_own(
             args.bearer_tokens.iter().cloned(),
-        ))
+        )),
     };
     let mut server = server;
     for path in &args.card_signing_keys {

@@ -1,8 +1,9 @@
 //! `a2a`: talk to any A2A agent from the command line.
 //!
 //! Exit codes: 0 done (task completed, or accepted with `--no-wait`); 1 the task failed, was
-//! rejected or canceled; 2 bad usage; 3 the agent returned an A2A error; 4 the agent could not
-//! be reached; 5 the task needs input or authentication; 6 any other error. `a2a check`
+//! rejected or canceled; 2 bad usage; 3 the agent returned an A2A error; 4 the agent (or its
+//! token endpoint) could not be reached or refused; 5 the task needs input or authentication;
+//! 6 any other error. `a2a check`
 //! exits 0 when every MUST holds and 1 otherwise; `a2a card --verify` 0 when a signature
 //! verifies with a trusted key and 1 when none does.
 
@@ -41,6 +42,29 @@ struct Global {
     /// API key, sent where the agent's card says.
     #[arg(long, global = true, env = "A2A_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
+    /// OAuth 2.0 client credentials: the client id (tokens from the card's client-credentials
+    /// flow, or from --oauth-token-url).
+    #[arg(
+        long,
+        global = true,
+        env = "A2A_OAUTH_CLIENT_ID",
+        requires = "oauth_client_secret"
+    )]
+    oauth_client_id: Option<String>,
+    /// The client secret.
+    #[arg(
+        long,
+        global = true,
+        env = "A2A_OAUTH_CLIENT_SECRET",
+        hide_env_values = true
+    )]
+    oauth_client_secret: Option<String>,
+    /// The token endpoint, instead of the card's.
+    #[arg(long, global = true, value_name = "URL")]
+    oauth_token_url: Option<String>,
+    /// A scope to ask for (repeatable; default: every scope of the card's flow).
+    #[arg(long = "oauth-scope", global = true, value_delimiter = ',')]
+    oauth_scopes: Vec<String>,
     /// Extra header, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', global = true)]
     headers: Vec<String>,
@@ -189,6 +213,7 @@ fn exit_for(error: &Error) -> u8 {
         Error::Transport(_) | Error::Grpc { .. } | Error::Timeout(_) | Error::StreamEnded(_) => 4,
         Error::Config(_) => 2,
         Error::Untrusted { .. } => 1,
+        Error::Token(_) => 4,
         _ => 6,
     }
 }
@@ -229,6 +254,18 @@ async fn connect(url: &str, g: &Global) -> Result<Client, Error> {
     let card = resolver.resolve(url).await?;
     if let Some(key) = &g.api_key {
         builder = builder.interceptor(a2a_client::ApiKeyAuth::from_card(&card, key)?);
+    }
+    if let (Some(id), Some(secret)) = (&g.oauth_client_id, &g.oauth_client_secret) {
+        let credentials = match &g.oauth_token_url {
+            Some(url) => a2a_client::ClientCredentials::new(url, id, secret),
+            None => a2a_client::ClientCredentials::from_card(&card, id, secret)?,
+        };
+        let credentials = if g.oauth_scopes.is_empty() {
+            credentials
+        } else {
+            credentials.scopes(g.oauth_scopes.iter().cloned())
+        };
+        builder = builder.client_credentials(credentials);
     }
     builder.build_from_card(card)
 }

@@ -1,7 +1,7 @@
 //! The authentication layer of the A2A routes.
 
 use super::{AppState, jsonrpc, rest};
-use crate::auth::{AuthDecision, Principal};
+use crate::auth::{AuthDecision, Granted, Principal};
 use axum::http;
 use std::sync::Arc;
 
@@ -18,28 +18,55 @@ pub(super) async fn authenticate(
         Some(_) => {
             let (mut parts, body) = request.into_parts();
             match principal(&state, &parts).await {
-                Ok(principal) => {
-                    if let Some(principal) = principal {
+                Ok(caller) => {
+                    if let Some((principal, granted)) = caller {
                         parts.extensions.insert(principal);
+                        parts.extensions.insert(granted);
                     }
                     next.run(axum::extract::Request::from_parts(parts, body))
                         .await
                 }
                 // Answered in the binding's own error form; the challenge is added below.
                 Err(error) => {
-                    if parts.uri.path() == "/" && parts.method == http::Method::POST {
-                        jsonrpc::error_response(
-                            a2a_core::jsonrpc::Id::Null,
-                            error,
-                            jsonrpc::Framing::Status(http::StatusCode::UNAUTHORIZED),
-                        )
-                    } else {
-                        rest::error_response(&error, None)
+                    let mut response =
+                        if parts.uri.path() == "/" && parts.method == http::Method::POST {
+                            jsonrpc::error_response(
+                                a2a_core::jsonrpc::Id::Null,
+                                error.clone(),
+                                jsonrpc::Framing::Status(http::StatusCode::UNAUTHORIZED),
+                            )
+                        } else {
+                            rest::error_response(&error, None)
+                        };
+                    if let (Some(auth), true) = (&state.auth, error.message != MISSING) {
+                        // RFC 6750 §3: say why a bearer token was refused.
+                        let challenge = format!(
+                            "{}, error=\"invalid_token\", error_description=\"{}\"",
+                            auth.challenge(),
+                            error.message.replace(['"', '\\'], "'")
+                        );
+                        if let Ok(v) = http::HeaderValue::from_str(&challenge) {
+                            response
+                                .headers_mut()
+                                .insert(http::header::WWW_AUTHENTICATE, v);
+                        }
                     }
+                    response
                 }
             }
         }
     };
+    if response.status() == http::StatusCode::FORBIDDEN
+        && state.auth.is_some()
+        && !response
+            .headers()
+            .contains_key(http::header::WWW_AUTHENTICATE)
+    {
+        response.headers_mut().insert(
+            http::header::WWW_AUTHENTICATE,
+            http::HeaderValue::from_static(r#"Bearer error="insufficient_scope""#),
+        );
+    }
     if response.status() == http::StatusCode::UNAUTHORIZED
         && !response
             .headers()
@@ -58,30 +85,59 @@ pub(super) async fn authenticate(
     response
 }
 
-/// The caller, as the authenticator decides (`None` when there is none), or the Unauthenticated
-/// error to answer with.
+/// What a 401 says when no credentials came.
+const MISSING: &str = "Authentication required: see the agent card's securitySchemes";
+
+/// The caller, as the authenticator decides (`None` when there is none), with the scopes it
+/// was granted, or the Unauthenticated error to answer with.
 pub(super) async fn principal(
     state: &AppState,
     parts: &http::request::Parts,
-) -> Result<Option<Principal>, a2a_core::Error> {
+) -> Result<Option<(Principal, Granted)>, a2a_core::Error> {
     let Some(auth) = &state.auth else {
         return Ok(None);
     };
-    match auth.authenticate(parts).await {
-        AuthDecision::Allow(principal) => Ok(Some(principal)),
-        decision => {
-            let invalid = decision == AuthDecision::Invalid;
-            if let Some(metrics) = &state.metrics {
-                metrics.auth_failed(invalid);
-            }
-            Err(a2a_core::Error::new(
-                a2a_core::ErrorKind::Unauthenticated,
-                if invalid {
-                    "The credentials are not valid"
-                } else {
-                    "Authentication required: see the agent card's securitySchemes"
-                },
-            ))
-        }
+    let decision = auth.authenticate(parts).await;
+    let message = match decision {
+        AuthDecision::Allow(principal) => return Ok(Some((principal, Granted::default()))),
+        AuthDecision::Granted(principal, scopes) => return Ok(Some((principal, Granted(scopes)))),
+        AuthDecision::Missing => MISSING.to_owned(),
+        AuthDecision::Invalid => "The credentials are not valid".to_owned(),
+        AuthDecision::Rejected(why) => format!("The credentials are not valid: {why}"),
+    };
+    if let Some(metrics) = &state.metrics {
+        metrics.auth_failed(message != MISSING);
     }
+    Err(a2a_core::Error::new(
+        a2a_core::ErrorKind::Unauthenticated,
+        message,
+    ))
+}
+
+/// Whether the caller holds the scopes `method` requires (PermissionDenied if not).
+pub(super) fn authorize(
+    state: &AppState,
+    granted: Option<&Granted>,
+    method: a2a_core::Method,
+) -> Result<(), a2a_core::Error> {
+    let Some(auth) = &state.auth else {
+        return Ok(());
+    };
+    let held = granted.map(|g| g.0.as_slice()).unwrap_or_default();
+    let missing: Vec<String> = auth
+        .required_scopes(method)
+        .into_iter()
+        .filter(|s| !held.contains(s))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(a2a_core::Error::new(
+        a2a_core::ErrorKind::PermissionDenied,
+        format!(
+            "{} needs the scope(s) {} (insufficient_scope)",
+            method.name(),
+            missing.join(" ")
+        ),
+    ))
 }

@@ -128,7 +128,7 @@ pub(crate) async fn serve(state: Arc<AppState>, request: axum::extract::Request)
         );
         return status_response(&error);
     };
-    let cx = match context(&state, &parts).await {
+    let cx = match context(&state, &parts, method).await {
         Ok(cx) => cx,
         Err(e) => return status_response(&e),
     };
@@ -317,10 +317,15 @@ impl http_body::Body for GrpcBody {
 }
 
 /// The call's context (its caller and service parameters), or the error to answer with.
-async fn context(state: &AppState, parts: &http::request::Parts) -> Result<CallContext, Error> {
-    let owner = super::auth::principal(state, parts).await?;
+async fn context(
+    state: &AppState,
+    parts: &http::request::Parts,
+    method: Method,
+) -> Result<CallContext, Error> {
+    let caller = super::auth::principal(state, parts).await?;
+    super::auth::authorize(state, caller.as_ref().map(|(_, g)| g), method)?;
     let mut cx = call_context(&parts.headers, None)?;
-    cx.scope.owner = owner.map(|p| p.0);
+    cx.scope.owner = caller.map(|(p, _)| p.0);
     Ok(cx)
 }
 

@@ -110,6 +110,7 @@ pub(crate) async fn serve(
     State(state): State<Arc<AppState>>,
     RawQuery(query): RawQuery,
     principal: Option<axum::Extension<crate::auth::Principal>>,
+    granted: Option<axum::Extension<crate::auth::Granted>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -142,12 +143,27 @@ pub(crate) async fn serve(
         Ok(a) => a,
         Err(e) => return error_response(id, e, Framing::Call),
     };
+    let granted = granted.as_ref().map(|g| &g.0);
+    let refused = |method| {
+        let e = super::auth::authorize(&state, granted, method).err()?;
+        Some(error_response(
+            id.clone(),
+            e,
+            Framing::Status(StatusCode::FORBIDDEN),
+        ))
+    };
     let mut response = if let Some(method) = Method::from_name(&req.method) {
         called(method);
-        dispatch_v1(&state, handler, cx, method, &req).await
+        match refused(method) {
+            Some(r) => r,
+            None => dispatch_v1(&state, handler, cx, method, &req).await,
+        }
     } else if let Some(method) = Method::from_v03_name(&req.method) {
         called(method);
-        Box::pin(dispatch_v03(&state, handler, cx, method, &req)).await
+        match refused(method) {
+            Some(r) => r,
+            None => Box::pin(dispatch_v03(&state, handler, cx, method, &req)).await,
+        }
     } else {
         let error = Error::new(
             ErrorKind::MethodNotFound,

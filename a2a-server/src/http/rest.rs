@@ -193,6 +193,12 @@ pub(crate) async fn serve(State(state): State<Arc<AppState>>, request: Request) 
         Default::default()
     };
     let route = HttpMethod::from_name(parts.method.as_str()).and_then(|m| found.route(m));
+    if let Some(route) = route {
+        let granted = parts.extensions.get::<crate::auth::Granted>();
+        if let Err(e) = super::auth::authorize(&state, granted, route.method) {
+            return error_response(&e, None);
+        }
+    }
     let mut response = match route {
         Some(route) => {
             called(route.method);
