@@ -38,8 +38,10 @@ pub(super) async fn authenticate(
                         } else {
                             rest::error_response(&error, None)
                         };
-                    if let (Some(auth), true) = (&state.auth, error.message != MISSING) {
-                        // RFC 6750 §3: say why a bearer token was refused.
+                    let rejected = error.message.starts_with(REJECTED);
+                    if let (Some(auth), true) = (&state.auth, rejected) {
+                        // RFC 6750 §3: say why a bearer token was refused (an authenticator
+                        // that gave its reason, AuthDecision::Rejected).
                         let challenge = format!(
                             "{}, error=\"invalid_token\", error_description=\"{}\"",
                             auth.challenge(),
@@ -87,6 +89,8 @@ pub(super) async fn authenticate(
 
 /// What a 401 says when no credentials came.
 const MISSING: &str = "Authentication required: see the agent card's securitySchemes";
+/// How a 401 with the authenticator's reason starts.
+const REJECTED: &str = "The credentials are not valid: ";
 
 /// The caller, as the authenticator decides (`None` when there is none), with the scopes it
 /// was granted, or the Unauthenticated error to answer with.
@@ -103,7 +107,7 @@ pub(super) async fn principal(
         AuthDecision::Granted(principal, scopes) => return Ok(Some((principal, Granted(scopes)))),
         AuthDecision::Missing => MISSING.to_owned(),
         AuthDecision::Invalid => "The credentials are not valid".to_owned(),
-        AuthDecision::Rejected(why) => format!("The credentials are not valid: {why}"),
+        AuthDecision::Rejected(why) => format!("{REJECTED}{why}"),
     };
     if let Some(metrics) = &state.metrics {
         metrics.auth_failed(message != MISSING);
