@@ -1,5 +1,5 @@
 //! Agent card signatures (spec §8.4): a JWS (RFC 7515) in the card's `signatures`, whose
-//! payload is the RFC 8785 ([`jcs`](crate::jcs)) canonical form of the card without its
+//! payload is the RFC 8785 ([`crate::jcs`]) canonical form of the card without its
 //! `signatures`, left out of the card ("detached"). The protected header names the algorithm,
 //! the key (`kid`), and optionally where its key set is (`jku`).
 //!

@@ -1,6 +1,6 @@
 //! A deliberately non-conformant A2A agent, the target of conformance-checker tests.
 //!
-//! [`BrokenAgent::start`](crate::broken::BrokenAgent::start) serves it on `127.0.0.1:0`; the card and a JSON-RPC endpoint at
+//! [`BrokenAgent::start`] serves it on `127.0.0.1:0`; the card and a JSON-RPC endpoint at
 //! `<url>/rpc` look plausible, but each of the following faults is deliberate (a test pins a
 //! checker's findings against exactly this list, so keep it in step with the code):
 //!

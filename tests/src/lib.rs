@@ -17,12 +17,9 @@
 
 pub mod agents;
 mod answer;
-/// A deliberately non-conformant agent ([`broken::BrokenAgent`]) for testing a conformance checker.
 pub mod broken;
 mod grpc;
-/// A test OAuth 2.0 / OpenID Connect issuer ([`issuer::TestIssuer`]) with real signing keys.
 pub mod issuer;
-/// Private keys generated at test time, in PKCS#8 PEM, for card signing.
 pub mod keys;
 pub mod shape;
 pub mod sse;
