@@ -31,6 +31,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `trust` | no | signed agent cards: `CardResolver::verify_with`, `ClientBuilder::trust_card_keys`, `fetch_jwks` |
+//! | `mcp` | no | `mcp::Bridge`: any A2A agent as an MCP server (`a2a mcp URL`) |
 //! | `check` | no | `check::run`: conformance checks of any running agent (`a2a check URL`) |
 //! | `cli` | no | the `a2a` command: `cargo run -p a2a-client --features cli --bin a2a -- card URL` |
 //! | `otel` | no | W3C trace context (`traceparent`, `tracestate`) on every call, from its span through OpenTelemetry, so that the agent continues the caller's trace |
@@ -55,6 +56,8 @@ pub mod check;
 mod client;
 mod delegate;
 mod error;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod sse;
 mod telemetry;
 pub mod transport;

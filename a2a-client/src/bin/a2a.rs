@@ -120,6 +120,22 @@ enum Command {
     Subscribe { url: String, task_id: String },
     /// Test an agent's conformance to A2A v1.0, over every interface its card declares.
     Check(CheckArgs),
+    /// Serve the agent as an MCP server: over stdio (for MCP hosts that start it), or over
+    /// streamable HTTP with --http.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+struct McpArgs {
+    /// The agent's base URL (or its card's URL).
+    url: String,
+    /// Serve MCP streamable HTTP on this address (at /mcp) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// A `Host` the HTTP endpoint accepts (repeatable; default: loopback only, against DNS
+    /// rebinding).
+    #[arg(long = "allowed-host", requires = "http")]
+    allowed_hosts: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -375,6 +391,34 @@ async fn card(args: CardArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {
     Ok(Outcome::Done)
 }
 
+/// `a2a mcp`: the agent as an MCP server. Nothing but MCP messages goes to stdout.
+async fn mcp(args: McpArgs, g: &Global) -> Result<Outcome, Error> {
+    let client = connect(&args.url, g).await?;
+    let card = client
+        .card()
+        .cloned()
+        .ok_or_else(|| Error::Config("the agent has no card".into()))?;
+    let bridge = a2a_client::mcp::Bridge::new(client, card);
+    let io = |e: std::io::Error| Error::Config(format!("MCP: {e}"));
+    match args.http {
+        None => a2a_client::mcp::serve_stdio(bridge).await.map_err(io)?,
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| Error::Config(format!("cannot listen on {addr}: {e}")))?;
+            let local = listener.local_addr().map_err(io)?;
+            // One line on stderr for scripts that listen on port 0.
+            eprintln!(
+                "a2a mcp: listening on http://{local}{}",
+                a2a_client::mcp::HTTP_PATH
+            );
+            let router = a2a_client::mcp::http_router(bridge, args.allowed_hosts);
+            axum::serve(listener, router).await.map_err(io)?;
+        }
+    }
+    Ok(Outcome::Done)
+}
+
 /// The credentials `check` sends: `--header`s, `--token`, and `--api-key` where the card puts it.
 async fn check_headers(url: &str, g: &Global) -> Result<reqwest::header::HeaderMap, Error> {
     use a2a_client::Interceptor as _;
@@ -445,6 +489,7 @@ async fn run(cli: Cli, ui: &Ui) -> Result<Outcome, Error> {
     let g = &cli.global;
     match cli.command {
         Command::Check(args) => check(args, g, ui).await,
+        Command::Mcp(args) => mcp(args, g).await,
         Command::Card(args) => card(args, g, ui).await,
         Command::Send(args) => {
             let client = connect(&args.url, g).await?;

@@ -1,0 +1,299 @@
+//! `a2a mcp`: the demo agent as an MCP server, driven by rmcp's client as the MCP host would,
+//! over stdio (the binary as a child process) and over streamable HTTP.
+
+mod common;
+
+use a2a_core::{ListTasksRequest, TaskState};
+use common::{TestServer, within};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, Implementation, ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
+use rmcp::{ClientHandler, ErrorData as McpError, ServiceExt as _};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// The MCP host: records progress, answers (or declines) elicitations.
+#[derive(Clone, Default)]
+struct Host {
+    progress: Arc<Mutex<Vec<String>>>,
+    progressed: Arc<Notify>,
+    questions: Arc<Mutex<Vec<String>>>,
+    /// The user's answer; `None` declines.
+    answer: Option<String>,
+    /// Whether the host can elicit at all.
+    elicits: bool,
+}
+
+impl ClientHandler for Host {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+            self.questions.lock().expect("lock").push(message.clone());
+        }
+        Ok(match &self.answer {
+            Some(a) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"answer": a}))
+            }
+            None => ElicitResult::new(ElicitationAction::Decline),
+        })
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress
+            .lock()
+            .expect("lock")
+            .push(params.message.unwrap_or_default());
+        self.progressed.notify_one();
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = if self.elicits {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(capabilities, Implementation::new("a2a-mcp-test-host", "1"))
+    }
+}
+
+/// `a2a mcp URL` as a child process, with `host` as its MCP client.
+async fn stdio(url: &str, host: Host) -> RunningService<RoleClient, Host> {
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a")).configure(|c| {
+        c.arg("mcp").arg(url);
+    });
+    let transport = TokioChildProcess::new(command).expect("a2a mcp starts");
+    within("the MCP handshake", host.serve(transport))
+        .await
+        .expect("initialized")
+}
+
+fn call(tool: &str, arguments: Value) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = arguments.as_object().cloned();
+    params
+}
+
+fn texts(result: &rmcp::model::CallToolResult) -> Vec<String> {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+#[tokio::test]
+async fn tools_are_the_skills_and_countdown_reports_ordered_progress_and_its_artifact() {
+    let server = TestServer::demo().await;
+    let host = Host::default();
+    let client = stdio(&server.url, host.clone()).await;
+    let tools = client.list_all_tools().await.expect("tools");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["echo", "countdown", "greet", "send_message"]);
+    assert_eq!(tools[0].input_schema["required"], json!(["text"]));
+
+    let result = within(
+        "countdown",
+        client.call_tool(call("countdown", json!({"text": "countdown 3"}))),
+    )
+    .await
+    .expect("a result");
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(texts(&result), ["3\n2\n1\n"]);
+    let progress = host.progress.lock().expect("lock").clone();
+    let counted: Vec<&String> = progress.iter().filter(|p| p.ends_with("...")).collect();
+    assert_eq!(counted, ["3...", "2...", "1..."], "{progress:?}");
+
+    // Bad calls are MCP errors, and the bridge stays up.
+    let err = client
+        .call_tool(call("nope", json!({"text": "x"})))
+        .await
+        .expect_err("unknown tool");
+    assert!(err.to_string().contains("unknown tool"), "{err}");
+    let err = client
+        .call_tool(call("echo", json!({"text": 5})))
+        .await
+        .expect_err("a number for text");
+    assert!(err.to_string().contains("must be a string"), "{err}");
+    let echoed = client
+        .call_tool(call("echo", json!({"text": "still here"})))
+        .await
+        .expect("a result");
+    assert_eq!(texts(&echoed), ["echo: still here"]);
+    client.cancel().await.expect("closed");
+}
+
+#[tokio::test]
+async fn greet_asks_the_user_through_elicitation_and_the_answer_completes_the_same_task() {
+    let server = TestServer::demo().await;
+    let host = Host {
+        answer: Some("Ada".into()),
+        elicits: true,
+        ..Host::default()
+    };
+    let client = stdio(&server.url, host.clone()).await;
+    let result = within(
+        "greet",
+        client.call_tool(call("greet", json!({"text": "greet"}))),
+    )
+    .await
+    .expect("a result");
+    assert_eq!(texts(&result), ["Hello, Ada!"], "{result:?}");
+    assert_eq!(host.questions.lock().expect("lock").len(), 1);
+    // One task, from question to answer.
+    let a2a = server.client(a2a_client::Binding::JsonRpc).await;
+    let tasks = a2a
+        .list_tasks(&ListTasksRequest::default())
+        .await
+        .expect("tasks");
+    assert_eq!(tasks.tasks.len(), 1);
+    assert_eq!(tasks.tasks[0].status.state, TaskState::Completed);
+    client.cancel().await.expect("closed");
+
+    // Declined: the tool fails and the A2A task is canceled.
+    let host = Host {
+        answer: None,
+        elicits: true,
+        ..Host::default()
+    };
+    let client = stdio(&server.url, host).await;
+    let result = client
+        .call_tool(call("greet", json!({"text": "greet"})))
+        .await
+        .expect("a result");
+    assert_eq!(result.is_error, Some(true));
+    assert!(texts(&result)[0].contains("declined"), "{result:?}");
+    let tasks = a2a
+        .list_tasks(&ListTasksRequest::default())
+        .await
+        .expect("tasks");
+    assert!(
+        tasks
+            .tasks
+            .iter()
+            .any(|t| t.status.state == TaskState::Canceled),
+        "{tasks:?}"
+    );
+    client.cancel().await.expect("closed");
+
+    // A host that cannot elicit gets the question and the task to answer through
+    // send_message, which completes it.
+    let client = stdio(&server.url, Host::default()).await;
+    let result = client
+        .call_tool(call("greet", json!({"text": "greet"})))
+        .await
+        .expect("a result");
+    let text = texts(&result).join("");
+    assert!(text.contains("What is your name?"), "{text}");
+    let task_id = text
+        .split("taskId \"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("the task id")
+        .to_owned();
+    let context_id = text
+        .split("contextId \"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("the context id")
+        .to_owned();
+    let answered = client
+        .call_tool(call(
+            "send_message",
+            json!({"text": "Grace", "taskId": task_id, "contextId": context_id}),
+        ))
+        .await
+        .expect("a result");
+    assert_eq!(texts(&answered), ["Hello, Grace!"]);
+    client.cancel().await.expect("closed");
+}
+
+#[tokio::test]
+async fn cancelling_the_tool_call_cancels_the_a2a_task() {
+    let server = TestServer::demo().await;
+    let host = Host::default();
+    let client = stdio(&server.url, host.clone()).await;
+    let long = client.call_tool(call("countdown", json!({"text": "countdown 100"})));
+    // Dropping the call once the countdown runs sends notifications/cancelled.
+    tokio::select! {
+        r = long => panic!("the countdown finished: {r:?}"),
+        () = host.progressed.notified() => {}
+    }
+    let a2a = server.client(a2a_client::Binding::JsonRpc).await;
+    let canceled = async {
+        loop {
+            let tasks = a2a
+                .list_tasks(&ListTasksRequest::default())
+                .await
+                .expect("tasks");
+            if tasks
+                .tasks
+                .first()
+                .is_some_and(|t| t.status.state == TaskState::Canceled)
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    within("the A2A task canceled", canceled).await;
+    client.cancel().await.expect("closed");
+}
+
+#[tokio::test]
+async fn streamable_http_serves_the_same_tools() {
+    let server = TestServer::demo().await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(["mcp", &server.url, "--http", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("a2a mcp --http starts");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
+        child.stderr.take().expect("stderr"),
+    ));
+    let line = within("the listening line", lines.next_line())
+        .await
+        .expect("stderr")
+        .expect("a line");
+    let url = line
+        .strip_prefix("a2a mcp: listening on ")
+        .expect("the listening line")
+        .to_owned();
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+    let host = Host::default();
+    let client = within("the MCP handshake", host.clone().serve(transport))
+        .await
+        .expect("initialized");
+    let tools = client.list_all_tools().await.expect("tools");
+    assert_eq!(tools.len(), 4);
+    let result = within(
+        "countdown over HTTP",
+        client.call_tool(call("countdown", json!({"text": "countdown 2"}))),
+    )
+    .await
+    .expect("a result");
+    assert_eq!(texts(&result), ["2\n1\n"]);
+    assert!(
+        host.progress
+            .lock()
+            .expect("lock")
+            .iter()
+            .any(|p| p == "1..."),
+        "{:?}",
+        host.progress.lock().expect("lock")
+    );
+    client.cancel().await.expect("closed");
+}
