@@ -13,6 +13,7 @@
 //! | AUTH_REQUIRED | a tool error saying what the agent needs |
 //! | CANCELED, FAILED, REJECTED | a tool error with the agent's status text |
 //! | MCP cancellation (`notifications/cancelled`) | CancelTask |
+//! | the A2A task, for a host that declares MCP tasks (SEP-2663, `io.modelcontextprotocol/tasks`) | the MCP task, with the same id: `tasks/get` reads the A2A task (its question as an input request, its artifacts as the result), `tasks/update` answers it, `tasks/cancel` cancels it; the A2A server keeps it, so a host that reconnects finds it again |
 //!
 //! The A2A side is a [`Client`]: a dropped stream is resumed (`SubscribeToTask` with
 //! `Last-Event-ID`), calls are retried with backoff. Nothing but protocol messages is written
@@ -24,10 +25,12 @@ use a2a_core::{
     StreamResponse, Task, TaskState,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, Implementation,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    CreateTaskResult, DetailedTask, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, GetTaskParams, GetTaskResult, Implementation,
     InputRequest, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    ProgressNotificationParam, ResourceContents, ServerCapabilities, ServerConfig, TaskPayload,
+    TaskStatus, Tool, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -553,7 +556,11 @@ fn describe(e: &Error) -> String {
 
 impl ServerHandler for Bridge {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        let mut info = ServerConfig::new(capabilities);
         info.server_info = Implementation::new(
             format!("a2a-mcp: {}", self.card.name),
             env!("CARGO_PKG_VERSION"),
@@ -591,8 +598,155 @@ impl ServerHandler for Bridge {
         let arguments = request.arguments.clone().unwrap_or_default();
         let message = message_of(&arguments, &tool.input_schema)
             .map_err(|e| McpError::invalid_params(format!("{}: {e}", request.name), None))?;
+        if context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+        {
+            return self.start_task(message).await;
+        }
         self.run(message, &context).await
     }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let task = self
+            .client
+            .get_task(request.task_id.clone())
+            .await
+            .map_err(|e| task_error(&request.task_id, &e))?;
+        Ok(GetTaskResult::new(detailed(&task)))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let answer = request
+            .input_responses
+            .get(ANSWER)
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok())
+            .ok_or_else(|| McpError::invalid_params("inputResponses lacks the answer", None))?;
+        let task = self
+            .client
+            .get_task(request.task_id.clone())
+            .await
+            .map_err(|e| task_error(&request.task_id, &e))?;
+        match answer_of(&answer) {
+            Asked::Answer(text) => {
+                let mut reply = Message::user_text(text);
+                reply.task_id = Some(task.id.clone());
+                reply.context_id = Some(task.context_id.clone());
+                let request =
+                    a2a_core::SendMessageRequest::new(reply).with_return_immediately(true);
+                self.client
+                    .send_message(&request)
+                    .await
+                    .map_err(|e| task_error(&request_id(&task), &e))?;
+            }
+            _ => {
+                let _ = self.client.cancel_task(task.id.clone()).await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        match self.client.cancel_task(request.task_id.clone()).await {
+            Ok(_) => Ok(()),
+            // Already finished: cancellation is cooperative, and there is nothing to stop.
+            Err(e) if e.kind() == Some(a2a_core::ErrorKind::TaskNotCancelable) => Ok(()),
+            Err(e) => Err(task_error(&request.task_id, &e)),
+        }
+    }
+}
+
+fn request_id(task: &Task) -> String {
+    task.id.to_string()
+}
+
+/// An A2A error about a task, as an MCP error.
+fn task_error(id: &str, e: &Error) -> McpError {
+    if e.kind() == Some(a2a_core::ErrorKind::TaskNotFound) {
+        return McpError::invalid_params(format!("no task {id:?}"), None);
+    }
+    McpError::internal_error(describe(e), None)
+}
+
+impl Bridge {
+    /// A tool call as an MCP task: the message sent without waiting, the A2A task's id as the
+    /// MCP task's.
+    async fn start_task(&self, message: Message) -> Result<CallToolResponse, McpError> {
+        let request = a2a_core::SendMessageRequest::new(message).with_return_immediately(true);
+        match self.client.send_message(&request).await {
+            Ok(SendMessageResponse::Task(task)) => Ok(CallToolResponse::Task(
+                CreateTaskResult::new(detailed(&task).task),
+            )),
+            Ok(SendMessageResponse::Message(reply)) => {
+                Ok(CallToolResult::success(vec![ContentBlock::text(reply.text())]).into())
+            }
+            Err(e) => Ok(tool_error(describe(&e))),
+        }
+    }
+}
+
+/// The MCP task an A2A task is: its status, and what goes with it (the question, the result).
+fn detailed(task: &Task) -> DetailedTask {
+    let stamp = task
+        .status
+        .timestamp
+        .as_ref()
+        .and_then(|t| serde_json::to_value(t).ok())
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let result = |r: CallToolResult| TaskPayload::Completed {
+        result: match serde_json::to_value(r) {
+            Ok(Value::Object(o)) => o,
+            _ => Map::new(),
+        },
+    };
+    let payload = match &task.status.state {
+        TaskState::InputRequired => {
+            let question = status_text(task);
+            match ElicitationSchema::builder().required_string(ANSWER).build() {
+                Ok(schema) => {
+                    let params = ElicitRequestParams::FormElicitationParams {
+                        meta: None,
+                        message: question,
+                        requested_schema: schema,
+                    };
+                    let request = InputRequest::Elicitation(ElicitRequest::new(params));
+                    TaskPayload::InputRequired {
+                        input_requests: [(ANSWER.to_owned(), request)].into_iter().collect(),
+                    }
+                }
+                Err(_) => TaskPayload::Working,
+            }
+        }
+        TaskState::Completed => result(content_of(task)),
+        TaskState::Canceled => TaskPayload::Cancelled,
+        TaskState::AuthRequired => result(CallToolResult::error(vec![ContentBlock::text(
+            format!("the agent needs authentication: {}", status_text(task)),
+        )])),
+        TaskState::Failed | TaskState::Rejected => {
+            result(CallToolResult::error(vec![ContentBlock::text(format!(
+                "the A2A task ended {}: {}",
+                task.status.state,
+                status_text(task)
+            ))]))
+        }
+        _ => TaskPayload::Working,
+    };
+    let mcp = rmcp::model::Task::new(task.id.to_string(), TaskStatus::Working, &stamp, &stamp)
+        .with_status_message(status_text(task));
+    DetailedTask::new(mcp, payload)
 }
 
 /// Serves `bridge` over MCP stdio (one session) until the host closes it.

@@ -297,3 +297,157 @@ async fn streamable_http_serves_the_same_tools() {
     );
     client.cancel().await.expect("closed");
 }
+
+/// A host that declares MCP tasks (SEP-2663).
+#[derive(Clone, Default)]
+struct TaskHost;
+
+impl ClientHandler for TaskHost {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = ClientCapabilities::builder().enable_tasks().build();
+        ClientConfig::new(capabilities, Implementation::new("a2a-mcp-task-host", "1"))
+    }
+}
+
+/// Polls `tasks/get` until the task leaves `working`.
+async fn settled(
+    client: &RunningService<RoleClient, TaskHost>,
+    id: &str,
+) -> rmcp::model::DetailedTask {
+    within("the MCP task settles", async {
+        loop {
+            let got = client
+                .get_task(rmcp::model::GetTaskParams::new(id))
+                .await
+                .expect("tasks/get");
+            if got.task.status() != rmcp::model::TaskStatus::Working {
+                return got.task;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn the_a2a_task_is_the_mcp_task_and_outlives_the_mcp_session() {
+    use rmcp::model::{CallToolResponse, TaskPayload, TaskStatus, UpdateTaskParams};
+    let server = TestServer::demo().await;
+    let spawn = |host: TaskHost| {
+        let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a")).configure(|c| {
+            c.arg("mcp").arg(&server.url);
+        });
+        let transport = TokioChildProcess::new(command).expect("a2a mcp starts");
+        host.serve(transport)
+    };
+    let client = within("handshake", spawn(TaskHost))
+        .await
+        .expect("initialized");
+
+    // greet as a task: the question is an input request; the answer goes in tasks/update.
+    let started = client
+        .call_tool_once(call("greet", json!({"text": "greet"})))
+        .await
+        .expect("tools/call");
+    let CallToolResponse::Task(created) = started else {
+        panic!("a task, not {started:?}");
+    };
+    let id = created.task.task_id.clone();
+    let a2a = server.client(a2a_client::Binding::JsonRpc).await;
+    assert_eq!(
+        a2a.get_task(id.clone())
+            .await
+            .expect("the A2A task")
+            .id
+            .to_string(),
+        id
+    );
+    let asked = settled(&client, &id).await;
+    assert_eq!(asked.status(), TaskStatus::InputRequired);
+    let TaskPayload::InputRequired { input_requests } = &asked.payload else {
+        panic!("{asked:?}");
+    };
+    assert!(input_requests.contains_key("answer"), "{input_requests:?}");
+    let answer = json!({"action": "accept", "content": {"answer": "Ada"}});
+    client
+        .update_task(UpdateTaskParams::new(
+            id.clone(),
+            [("answer".to_owned(), answer)].into_iter().collect(),
+        ))
+        .await
+        .expect("tasks/update");
+    client.cancel().await.expect("closed");
+
+    // A new MCP session (another bridge process) finds the same task, finished.
+    let client = within("handshake", spawn(TaskHost))
+        .await
+        .expect("initialized");
+    let done = settled(&client, &id).await;
+    assert_eq!(done.status(), TaskStatus::Completed, "{done:?}");
+    let TaskPayload::Completed { result } = &done.payload else {
+        panic!("{done:?}");
+    };
+    assert_eq!(result["content"][0]["text"], "Hello, Ada!", "{result:?}");
+
+    // tasks/cancel cancels the A2A task.
+    let started = client
+        .call_tool_once(call("countdown", json!({"text": "countdown 100"})))
+        .await
+        .expect("tools/call");
+    let CallToolResponse::Task(created) = started else {
+        panic!("a task, not {started:?}");
+    };
+    client
+        .cancel_task(rmcp::model::CancelTaskParams::new(
+            created.task.task_id.clone(),
+        ))
+        .await
+        .expect("tasks/cancel");
+    let canceled = settled(&client, &created.task.task_id).await;
+    assert_eq!(canceled.status(), TaskStatus::Cancelled);
+    assert_eq!(
+        a2a.get_task(created.task.task_id.clone())
+            .await
+            .expect("the A2A task")
+            .status
+            .state,
+        TaskState::Canceled
+    );
+    // An id that is no task is an error.
+    let err = client
+        .get_task(rmcp::model::GetTaskParams::new("no-such-task"))
+        .await
+        .expect_err("no task");
+    assert!(err.to_string().contains("no task"), "{err}");
+    client.cancel().await.expect("closed");
+}
+
+#[tokio::test]
+async fn an_agent_that_cannot_be_reached_gives_tool_errors_and_the_bridge_stays_up() {
+    // A card whose JSON-RPC interface is a closed port.
+    let nowhere = common::unreachable_url().await;
+    let mut card = a2a_server::demo::DemoAgent::card();
+    card.supported_interfaces = vec![a2a_core::AgentInterface::new("JSONRPC", nowhere)];
+    let router = axum::Router::new().route(
+        "/.well-known/agent-card.json",
+        axum::routing::get(move || {
+            let card = card.clone();
+            async move { axum::Json(card) }
+        }),
+    );
+    let url = common::serve(router).await;
+    let client = stdio(&url, Host::default()).await;
+    for _ in 0..2 {
+        let result = within(
+            "a call to nowhere",
+            client.call_tool(call("echo", json!({"text": "hello?"}))),
+        )
+        .await
+        .expect("a tool result, not a protocol error");
+        assert_eq!(result.is_error, Some(true));
+        let text = texts(&result).join("");
+        assert!(text.contains("could not be reached"), "{text}");
+    }
+    assert_eq!(client.list_all_tools().await.expect("still up").len(), 4);
+    client.cancel().await.expect("closed");
+}
