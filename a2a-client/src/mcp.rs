@@ -455,10 +455,10 @@ impl Bridge {
     /// Asks the host's user: an elicitation request now (protocol versions before
     /// 2026-07-28), or one for the host to make and answer in its next call (MRTR).
     async fn ask(&self, question: &str, context: &RequestContext<RoleServer>) -> Asked {
-        let info = context.peer.peer_info();
-        if info
-            .as_ref()
-            .is_some_and(|i| i.capabilities.elicitation.is_none())
+        // The request's own capabilities (stateless protocol versions), else the handshake's.
+        if context
+            .client_capabilities()
+            .is_some_and(|c| c.elicitation.is_none())
         {
             return Asked::CannotAsk;
         }

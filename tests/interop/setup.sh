@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Installs the official A2A SDKs the interop tests (tests/tests/interop_*.rs) run against, at
-# pinned versions, into .scratch/interop/ (gitignored) and nowhere else:
+# Installs the official A2A SDKs the interop tests (tests/tests/interop_*.rs) run against, and
+# the official MCP Python SDK (a2a-client/tests/mcp_python.rs), at pinned versions, into
+# .scratch/interop/ (gitignored) and nowhere else:
 #
 #   .scratch/interop/py1   Python venv: a2a-sdk[http-server,grpc,signing]==1.3.0 + uvicorn,
 #                          PyJWT and cryptography for the SDK's agent card signing
 #                          (py_signing.py) (requirements-v1.txt)
 #   .scratch/interop/py03  Python venv: a2a-sdk==0.3.26                       (requirements-v03.txt)
+#   .scratch/interop/pymcp Python venv: mcp==2.3.0, the official MCP Python SDK, as the MCP
+#                          client of `a2a mcp` (py_mcp_client.py, run by
+#                          a2a-client/tests/mcp_python.rs)           (requirements-mcp.txt)
 #   .scratch/interop/js    npm ci of @a2a-js/sdk 1.3.0 and 0.3.14 (alias a2a-js-sdk-v03),
 #                          @grpc/grpc-js 1.14.7 + @bufbuild/protobuf 2.17.0 for 1.3.0's gRPC
 #                          client, and express 5.3.0 for 1.3.0's express server integration
@@ -67,26 +71,27 @@ recipe="interop-setup-1"
 hash_of() { { echo "$recipe"; cat "$@"; } | sha256sum | cut -d' ' -f1; }
 
 # --- Python venvs -------------------------------------------------------------------------
-# venv_install DIR REQUIREMENTS EXPECTED_A2A_SDK_VERSION
+# venv_install DIR REQUIREMENTS EXPECTED_VERSION [PACKAGE]: PACKAGE (default a2a-sdk) must
+# be installed at EXPECTED_VERSION.
 venv_install() {
-    local dir="$scratch/$1" req="$here/$2" expect="$3"
+    local dir="$scratch/$1" req="$here/$2" expect="$3" package="${4:-a2a-sdk}"
     local stamp="$dir/.interop-stamp" want
     want="$(hash_of "$req")"
     if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$dir/bin/python" ]]; then
-        echo "ok: $1 (a2a-sdk $expect) already installed"
+        echo "ok: $1 ($package $expect) already installed"
         return
     fi
-    echo "installing $1: a2a-sdk $expect from $2 ..."
+    echo "installing $1: $package $expect from $2 ..."
     rm -rf "$dir"
     "$python" -m venv "$dir" || fail "python3 -m venv $dir (install python3-venv?)"
     "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
         -r "$req" || fail "pip install -r $req into $dir (is PyPI reachable?)"
     local got
-    got="$("$dir/bin/python" -c 'import importlib.metadata as m; print(m.version("a2a-sdk"))')" ||
-        fail "a2a-sdk does not import in $dir"
-    [[ "$got" == "$expect" ]] || fail "$dir has a2a-sdk $got, expected $expect"
+    got="$("$dir/bin/python" -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' "$package")" ||
+        fail "$package is not installed in $dir"
+    [[ "$got" == "$expect" ]] || fail "$dir has $package $got, expected $expect"
     echo "$want" >"$stamp"
-    echo "ok: $1 (a2a-sdk $got) installed"
+    echo "ok: $1 ($package $got) installed"
 }
 
 venv_install py1 requirements-v1.txt 1.3.0
@@ -97,6 +102,10 @@ import a2a.utils.signing, jwt, cryptography' ||
 venv_install py03 requirements-v03.txt 0.3.26
 "$scratch/py03/bin/python" -c 'import a2a.client, httpx_sse' ||
     fail "the py03 venv lacks the SDK's client modules"
+venv_install pymcp requirements-mcp.txt 2.3.0 mcp
+"$scratch/pymcp/bin/python" -c 'from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client' ||
+    fail "the pymcp venv lacks the MCP SDK's client session or its stdio and streamable HTTP transports"
 
 # --- JS SDK -------------------------------------------------------------------------------
 js="$scratch/js"
