@@ -3,6 +3,10 @@
 //! `tests/interop/py_mcp_client.py`), over stdio (the SDK starts the binary) and over
 //! streamable HTTP (`a2a mcp URL --http 127.0.0.1:0`), against the demo agent: the tools, ordered
 //! progress notifications, an elicitation answered by the SDK's callback, an unknown tool's error.
+//! Each transport is driven by both of the SDK's client APIs: `mcp.ClientSession` (the initialize
+//! handshake, 2025-11-25, where the bridge elicits with an `elicitation/create` request) and the
+//! high-level `mcp.Client(mode="auto")` (`server/discover`, stateless 2026-07-28, where the bridge
+//! elicits with an `input_required` result that the client answers and retries by itself).
 //!
 //! A missing Python environment that cannot be installed fails the test with setup.sh's message
 //! (what to install); nothing is skipped silently.
@@ -24,9 +28,38 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(90);
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The protocol version `mcp.ClientSession.initialize()` offers (the SDK's newest
-/// initialize-handshake version; the 2026-07-28 revision is reached through `server/discover`
-/// instead), which the bridge accepts.
+/// initialize-handshake version), which the bridge accepts.
 const HANDSHAKE_VERSION: &str = "2025-11-25";
+
+/// The protocol version `mcp.Client(mode="auto")` reaches through `server/discover` (the SDK's
+/// newest, stateless revision). The client silently falls back to the handshake when the probe
+/// fails, so asserting it catches a bridge that stopped answering `server/discover`.
+const DISCOVER_VERSION: &str = "2026-07-28";
+
+/// Which of the SDK's client APIs `py_mcp_client.py` uses (its first argument).
+#[derive(Clone, Copy)]
+enum Mode {
+    /// `mcp.ClientSession`: the initialize handshake.
+    Session,
+    /// `mcp.Client(mode="auto")`: `server/discover`, then 2026-07-28.
+    Auto,
+}
+
+impl Mode {
+    fn arg(self) -> &'static str {
+        match self {
+            Mode::Session => "session",
+            Mode::Auto => "auto",
+        }
+    }
+
+    fn protocol_version(self) -> &'static str {
+        match self {
+            Mode::Session => HANDSHAKE_VERSION,
+            Mode::Auto => DISCOVER_VERSION,
+        }
+    }
+}
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -75,16 +108,18 @@ fn set_up() -> Result<PathBuf, String> {
     Ok(python)
 }
 
-/// Runs `py_mcp_client.py args…` to the end and returns the JSON report it printed on stdout.
-/// Panics (with its stderr, where the stdio bridge's logs go too) if it fails, hangs, or prints
-/// no JSON.
-async fn run_client(what: &str, args: &[&str]) -> Value {
+/// Runs `py_mcp_client.py MODE args…` to the end and returns the JSON report it printed on
+/// stdout. Panics (with its stderr, where the stdio bridge's logs go too) if it fails, hangs, or
+/// prints no JSON.
+async fn run_client(mode: Mode, args: &[&str]) -> Value {
+    let what = format!("py_mcp_client.py {} {} (mcp 2.3.0)", mode.arg(), args[0]);
     let python = tokio::task::spawn_blocking(python)
         .await
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
     let script = repo_root().join("tests/interop/py_mcp_client.py");
     let child = tokio::process::Command::new(python)
         .arg(&script)
+        .arg(mode.arg())
         .args(args)
         .current_dir(repo_root())
         .env("PYTHONUNBUFFERED", "1")
@@ -117,10 +152,12 @@ fn strings(v: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
-/// What the SDK's client saw: the same as rmcp's client does in tests/mcp.rs.
-fn assert_report(report: &Value) {
+/// What the SDK's client saw: the same as rmcp's client does in tests/mcp.rs, at `mode`'s
+/// protocol version.
+fn assert_report(mode: Mode, report: &Value) {
     assert_eq!(
-        report["protocolVersion"], HANDSHAKE_VERSION,
+        report["protocolVersion"],
+        mode.protocol_version(),
         "negotiated: {report:#}"
     );
     assert_eq!(
@@ -153,19 +190,15 @@ fn assert_report(report: &Value) {
     assert!(unknown.contains("unknown tool"), "{report:#}");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn python_sdk_client_over_stdio() {
+/// The SDK starts `a2a mcp AGENT_URL` itself and talks over its stdin/stdout.
+async fn over_stdio(mode: Mode) {
     let server = TestServer::demo().await;
-    let report = run_client(
-        "py_mcp_client.py stdio (mcp 2.3.0)",
-        &["stdio", env!("CARGO_BIN_EXE_a2a"), &server.url],
-    )
-    .await;
-    assert_report(&report);
+    let report = run_client(mode, &["stdio", env!("CARGO_BIN_EXE_a2a"), &server.url]).await;
+    assert_report(mode, &report);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn python_sdk_client_over_streamable_http() {
+/// The SDK talks to a running `a2a mcp AGENT_URL --http 127.0.0.1:0`.
+async fn over_streamable_http(mode: Mode) {
     let server = TestServer::demo().await;
     let mut bridge = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
         .args(["mcp", &server.url, "--http", "127.0.0.1:0"])
@@ -191,6 +224,26 @@ async fn python_sdk_client_over_streamable_http() {
             eprintln!("a2a mcp --http: {line}");
         }
     });
-    let report = run_client("py_mcp_client.py http (mcp 2.3.0)", &["http", &url]).await;
-    assert_report(&report);
+    let report = run_client(mode, &["http", &url]).await;
+    assert_report(mode, &report);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sdk_client_session_over_stdio() {
+    over_stdio(Mode::Session).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sdk_client_session_over_streamable_http() {
+    over_streamable_http(Mode::Session).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sdk_auto_client_over_stdio() {
+    over_stdio(Mode::Auto).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sdk_auto_client_over_streamable_http() {
+    over_streamable_http(Mode::Auto).await;
 }
