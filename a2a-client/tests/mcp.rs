@@ -451,3 +451,145 @@ async fn an_agent_that_cannot_be_reached_gives_tool_errors_and_the_bridge_stays_
     assert_eq!(client.list_all_tools().await.expect("still up").len(), 4);
     client.cancel().await.expect("closed");
 }
+
+/// Starts `a2a mcp URL --http 127.0.0.1:0` and returns it with its endpoint URL.
+async fn http_bridge(agent: &str) -> (tokio::process::Child, String) {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(["mcp", agent, "--http", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("a2a mcp --http starts");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
+        child.stderr.take().expect("stderr"),
+    ));
+    let line = within("the listening line", lines.next_line())
+        .await
+        .expect("stderr")
+        .expect("a line");
+    let url = line
+        .strip_prefix("a2a mcp: listening on ")
+        .expect("the listening line")
+        .to_owned();
+    (child, url)
+}
+
+/// The MCP messages (`data:` JSON) and their SSE ids, read from a streamable HTTP response
+/// until `stop` says so or the stream ends.
+async fn read_events(
+    response: reqwest::Response,
+    mut stop: impl FnMut(&Value) -> bool,
+) -> Vec<(Option<String>, Value)> {
+    use futures::StreamExt as _;
+    let mut parser = a2a_client::sse::SseParser::default();
+    let mut body = response.bytes_stream();
+    let mut out = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let Ok(chunk) = chunk else { break };
+        for event in parser.feed(&chunk) {
+            let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
+                continue; // the priming event has no data
+            };
+            let done = stop(&message);
+            out.push((event.id, message));
+            if done {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_dropped_streamable_http_connection_resumes_with_last_event_id_without_loss() {
+    let server = TestServer::demo().await;
+    let (_bridge, url) = http_bridge(&server.url).await;
+    let http = reqwest::Client::new();
+    let post = |body: Value, session: Option<&str>| {
+        let mut request = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body);
+        if let Some(s) = session {
+            request = request.header("mcp-session-id", s);
+        }
+        request.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "resume-test", "version": "1"}}});
+    let response = within("initialize", post(init, None))
+        .await
+        .expect("initialize");
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session")
+        .to_owned();
+    within(
+        "the initialize result",
+        read_events(response, |m| m.get("result").is_some()),
+    )
+    .await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    within("initialized", post(initialized, Some(&session)))
+        .await
+        .expect("initialized");
+
+    // The countdown's stream, dropped after its first progress event.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "countdown", "arguments": {"text": "countdown 3"},
+        "_meta": {"progressToken": "p"}}});
+    let response = within("tools/call", post(call, Some(&session)))
+        .await
+        .expect("tools/call");
+    let first = within(
+        "the first progress",
+        read_events(response, |m| m["params"]["message"] == "3..."),
+    )
+    .await;
+    let (last_id, _) = first.last().cloned().expect("an event");
+    let last_id = last_id.expect("events carry ids");
+    // (The response is dropped here: the connection closes mid-stream.)
+
+    // Resumed with GET and Last-Event-ID: the rest, each once, then the result.
+    let resumed = http
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("last-event-id", &last_id)
+        .send();
+    let resumed = within("the resumed stream", resumed).await.expect("GET");
+    assert!(resumed.status().is_success(), "{}", resumed.status());
+    let rest = within(
+        "the rest of the countdown",
+        read_events(resumed, |m| m["id"] == 2 && m.get("result").is_some()),
+    )
+    .await;
+    // rmcp 3.11 replays from the event Last-Event-ID names, that one included: a client sees
+    // it twice unless it drops what it has seen by id (as ours does on A2A streams).
+    assert_eq!(
+        rest.first().map(|(id, _)| id.as_deref()),
+        Some(Some(last_id.as_str()))
+    );
+    let progress: Vec<&str> = first
+        .iter()
+        .chain(
+            rest.iter()
+                .filter(|(id, _)| id.as_deref() != Some(last_id.as_str())),
+        )
+        .filter_map(|(_, m)| m["params"]["message"].as_str())
+        .filter(|t| t.ends_with("..."))
+        .collect();
+    assert_eq!(
+        progress,
+        ["3...", "2...", "1..."],
+        "nothing lost, in order: {first:?}\n{rest:?}"
+    );
+    let result = &rest.last().expect("the result").1["result"];
+    assert_eq!(result["content"][0]["text"], "3\n2\n1\n", "{result}");
+}
