@@ -58,8 +58,13 @@ pub(super) async fn authenticate(
             }
         }
     };
+    // A 403 under a bearer scheme is a missing scope (RFC 6750 §3.1).
+    let bearer = state
+        .auth
+        .as_ref()
+        .is_some_and(|a| a.challenge().starts_with("Bearer"));
     if response.status() == http::StatusCode::FORBIDDEN
-        && state.auth.is_some()
+        && bearer
         && !response
             .headers()
             .contains_key(http::header::WWW_AUTHENTICATE)
