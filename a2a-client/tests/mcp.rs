@@ -254,24 +254,7 @@ async fn cancelling_the_tool_call_cancels_the_a2a_task() {
 #[tokio::test]
 async fn streamable_http_serves_the_same_tools() {
     let server = TestServer::demo().await;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["mcp", &server.url, "--http", "127.0.0.1:0"])
-        .stderr(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("a2a mcp --http starts");
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
-        child.stderr.take().expect("stderr"),
-    ));
-    let line = within("the listening line", lines.next_line())
-        .await
-        .expect("stderr")
-        .expect("a line");
-    let url = line
-        .strip_prefix("a2a mcp: listening on ")
-        .expect("the listening line")
-        .to_owned();
+    let (_bridge, url) = http_bridge(&server.url).await;
     let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
     let host = Host::default();
     let client = within("the MCP handshake", host.clone().serve(transport))

@@ -304,10 +304,11 @@ fn algorithm_name(a: Algorithm) -> &'static str {
     }
 }
 
-/// The asymmetric algorithms a signature may use. `none` and the HMAC algorithms never
-/// verify: a card's verifier holds public keys, and a public key used as an HMAC secret is the
-/// classic algorithm-confusion forgery.
-fn allowed(name: &str) -> Option<Algorithm> {
+/// The JWS algorithm named `name`, if it is one of the asymmetric algorithms a card signature
+/// (or an OAuth bearer token) may use: ES256, ES384, RS256/384/512, PS256/384/512, EdDSA.
+/// `none` and the HMAC algorithms never verify: a verifier holds public keys, and a public key
+/// used as an HMAC secret is the classic algorithm-confusion forgery.
+pub fn asymmetric_algorithm(name: &str) -> Option<Algorithm> {
     Some(match name {
         "ES256" => Algorithm::ES256,
         "ES384" => Algorithm::ES384,
@@ -535,7 +536,8 @@ fn verify_one(
     let name = header["alg"]
         .as_str()
         .ok_or_else(|| fail(Rejection::Malformed("no `alg`".into())))?;
-    let alg = allowed(name).ok_or_else(|| fail(Rejection::AlgorithmNotAllowed(name.into())))?;
+    let alg = asymmetric_algorithm(name)
+        .ok_or_else(|| fail(Rejection::AlgorithmNotAllowed(name.into())))?;
     if header.get("crit").is_some() {
         // RFC 7515 §4.1.11: extensions a verifier does not understand make the JWS invalid.
         return Err(fail(Rejection::Malformed(

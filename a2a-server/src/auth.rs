@@ -181,17 +181,10 @@ impl BearerTokens {
 
 impl Authenticator for BearerTokens {
     async fn authenticate(&self, request: &Parts) -> AuthDecision {
-        let Some(value) = request.headers.get(header::AUTHORIZATION) else {
-            return AuthDecision::Missing;
-        };
-        let Some(token) = value
-            .to_str()
-            .ok()
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, t)| t.trim())
-        else {
-            return AuthDecision::Invalid;
+        let token = match bearer_token(request) {
+            None => return AuthDecision::Missing,
+            Some(None) => return AuthDecision::Invalid,
+            Some(Some(token)) => token,
         };
         match self.tokens.get(token) {
             Some(p) => AuthDecision::Allow(p.clone()),
@@ -315,6 +308,20 @@ impl Authenticator for ApiKeys {
 
 /// The `WWW-Authenticate` challenge of bearer tokens, also sent on a 401 when no authenticator
 /// is configured.
+/// The token of `Authorization: Bearer <token>`: `None` without an `Authorization` header,
+/// `Some(None)` when it holds something else.
+pub(crate) fn bearer_token(request: &Parts) -> Option<Option<&str>> {
+    let value = request.headers.get(header::AUTHORIZATION)?;
+    Some(
+        value
+            .to_str()
+            .ok()
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim()),
+    )
+}
+
 /// The OAuth scopes a caller holds, when its authenticator granted some.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Granted(pub(crate) Vec<String>);

@@ -200,9 +200,21 @@ impl Probe {
         tokio::time::sleep_until(at).await;
     }
 
-    /// A fresh JSON-RPC request id.
-    pub(super) fn id(&self) -> String {
-        format!("a2a-check-{}", self.ids.fetch_add(1, Ordering::Relaxed))
+    /// A JSON-RPC request of `method` to `url`, with a fresh id (returned beside it).
+    fn json_rpc(
+        &self,
+        url: &str,
+        method: &str,
+        params: Value,
+    ) -> (String, reqwest::RequestBuilder) {
+        let id = format!("a2a-check-{}", self.ids.fetch_add(1, Ordering::Relaxed));
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let request = self
+            .http
+            .post(url)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        (id, request)
     }
 
     fn prepare(&self, request: reqwest::RequestBuilder, call: Call<'_>) -> reqwest::RequestBuilder {
@@ -486,14 +498,7 @@ impl Wire {
     ) -> Answer {
         match self {
             Wire::JsonRpc(url) => {
-                let id = probe.id();
-                let body =
-                    json!({"jsonrpc": "2.0", "id": id, "method": method.name(), "params": params});
-                let request = probe
-                    .http
-                    .post(url)
-                    .header(CONTENT_TYPE, "application/json")
-                    .body(body.to_string());
+                let (id, request) = probe.json_rpc(url, method.name(), params);
                 json_rpc_answer(probe.send(request, call).await, &id)
             }
             Wire::Rest(base) => {
@@ -567,13 +572,7 @@ impl Wire {
     pub(super) async fn unknown_method(&self, probe: &Probe) -> Option<Answer> {
         match self {
             Wire::JsonRpc(url) => {
-                let id = probe.id();
-                let body = json!({"jsonrpc": "2.0", "id": id, "method": "a2a-check/NoSuchMethod", "params": {}});
-                let request = probe
-                    .http
-                    .post(url)
-                    .header(CONTENT_TYPE, "application/json")
-                    .body(body.to_string());
+                let (id, request) = probe.json_rpc(url, "a2a-check/NoSuchMethod", json!({}));
                 Some(json_rpc_answer(
                     probe.send(request, Call::default()).await,
                     &id,
@@ -606,14 +605,7 @@ impl Wire {
         let call = Call::default();
         let followed = match self {
             Wire::JsonRpc(url) => {
-                let id = probe.id();
-                let body =
-                    json!({"jsonrpc": "2.0", "id": id, "method": method.name(), "params": params});
-                let request = probe
-                    .http
-                    .post(url)
-                    .header(CONTENT_TYPE, "application/json")
-                    .body(body.to_string());
+                let (id, request) = probe.json_rpc(url, method.name(), params);
                 probe
                     .follow(request, call, |e| json_rpc_event(&e, &id))
                     .await

@@ -5,7 +5,6 @@ use a2a_core::{
     ClientCredentialsOAuthFlow, Method, OAuth2SecurityScheme, OAuthFlows,
     OpenIdConnectSecurityScheme, SecurityScheme,
 };
-use axum::http::header;
 use axum::http::request::Parts;
 use base64::Engine as _;
 use jsonwebtoken::jwk::Jwk;
@@ -135,22 +134,6 @@ enum ScopeList {
     Spaced(String),
 }
 
-/// The asymmetric algorithms a token may use.
-fn allowed(name: &str) -> Option<Algorithm> {
-    Some(match name {
-        "RS256" => Algorithm::RS256,
-        "RS384" => Algorithm::RS384,
-        "RS512" => Algorithm::RS512,
-        "PS256" => Algorithm::PS256,
-        "PS384" => Algorithm::PS384,
-        "PS512" => Algorithm::PS512,
-        "ES256" => Algorithm::ES256,
-        "ES384" => Algorithm::ES384,
-        "EdDSA" => Algorithm::EdDSA,
-        _ => return None,
-    })
-}
-
 /// The token's header: its algorithm and key id, read before anything is trusted.
 fn header_of(token: &str) -> Result<(String, Option<String>), TokenError> {
     let mut parts = token.split('.');
@@ -267,7 +250,8 @@ impl JwtBearer {
     /// Checks a token: its principal (`sub`) and scopes, or why it is refused.
     pub async fn validate(&self, token: &str) -> Result<(Principal, Vec<String>), TokenError> {
         let (name, kid) = header_of(token)?;
-        let alg = allowed(&name).ok_or_else(|| TokenError::AlgorithmNotAllowed(name.clone()))?;
+        let alg = a2a_core::signing::asymmetric_algorithm(&name)
+            .ok_or_else(|| TokenError::AlgorithmNotAllowed(name.clone()))?;
         let jwk = self.key(kid.as_deref(), alg, &name).await?;
         let key = DecodingKey::from_jwk(&jwk).map_err(|_| TokenError::KeySetUnavailable)?;
         let mut validation = Validation::new(alg);
@@ -416,17 +400,10 @@ fn fits(jwk: &Jwk, alg: Algorithm) -> bool {
 
 impl Authenticator for JwtBearer {
     async fn authenticate(&self, request: &Parts) -> AuthDecision {
-        let Some(value) = request.headers.get(header::AUTHORIZATION) else {
-            return AuthDecision::Missing;
-        };
-        let Some(token) = value
-            .to_str()
-            .ok()
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, t)| t.trim())
-        else {
-            return AuthDecision::Rejected("not a bearer token".into());
+        let token = match super::bearer_token(request) {
+            None => return AuthDecision::Missing,
+            Some(None) => return AuthDecision::Rejected("not a bearer token".into()),
+            Some(Some(token)) => token,
         };
         match self.validate(token).await {
             Ok((principal, scopes)) => AuthDecision::Granted(principal, scopes),
