@@ -1,17 +1,27 @@
-//! A task's record on sled: a snapshot of the task in tree `tasks`, refreshed only at some
-//! writes, and the events of its log after that snapshot, which a read folds onto it with
-//! [`Task::apply`]. A write that changes the task's status stores a snapshot; any other write
-//! (an artifact chunk, an agent message) stores only its event, unless [`SNAPSHOT_EVERY`]
-//! events have accumulated since the snapshot. So a stream of `n` artifact chunks writes
+//! A task's record on sled: its value in tree `tasks`, refreshed only at some writes, and the
+//! events of its log after that value's version, which a read folds onto it with
+//! [`Task::apply`]. The value is either a snapshot (the whole task at its version) or a
+//! *head*: the version and the indexed fields only (id, context, status state and time,
+//! scope), the task being its creation event (seq 1, a whole task) folded with the log up to
+//! that version. A write that changes the task's status stores a value; any other write (an
+//! artifact chunk, an agent message) stores only its event, unless [`SNAPSHOT_EVERY`] events
+//! have accumulated since the value's version. So a stream of `n` artifact chunks writes
 //! `O(n)` bytes of events plus `n / SNAPSHOT_EVERY` snapshots, instead of `n` whole tasks.
+//!
+//! A task starts with a head, and keeps one while its task is exactly the fold of its log
+//! (a continuation, whose user message enters the history without an event, is not) and
+//! shorter than [`SNAPSHOT_EVERY`] events; then a snapshot. So a task that is created and
+//! finishes at once writes its whole JSON once (the creation event), not three times (event,
+//! snapshot, final snapshot): fewer bytes through sled's log, and leaves of small values in
+//! `tasks`, which sled splits and rewrites whole.
 //!
 //! **Commit points.** A write holds its task's write lock (`SledStore::stripe`) from the
 //! version check to the end, so writes of one task are serialized and the check is exact.
-//! An event-only write is one insert, which commits it. A snapshot write inserts its event,
-//! then its new index keys, then the snapshot (which commits it), then removes the old index
-//! keys. A crash before the snapshot leaves its event in the log after the previous snapshot;
-//! a read stops folding at the first status update (or whole task) it meets there, since a
-//! committed one always has a snapshot of its own version, so that event and its index keys
+//! An event-only write is one insert, which commits it. A value write (snapshot or head) inserts
+//! its event, then its new index keys, then the value (which commits it), then removes the old
+//! index keys. A crash before the value leaves its event in the log after the previous value's
+//! version; a read stops folding at the first status update (or whole task) it meets there,
+//! since a committed one always has a value of its own version, so that event and its index keys
 //! are ignored (and the next write replaces the event). A snapshot written because of the
 //! event count (the event is an artifact or a message) is committed by its event already: the
 //! fold of the event is the snapshot it was about to write.
@@ -19,13 +29,14 @@
 use super::{SledStore, backend, backend_msg, decode, encode, index_key, log_key};
 use crate::cache::Weigh;
 use crate::store::index::{self, Listed};
-use crate::store::{StoreError, StoredTask};
-use a2a_core::{StreamResponse, Task, TaskId};
+use crate::store::{Scope, StoreError, StoredTask};
+use a2a_core::{ContextId, StreamResponse, Task, TaskId, TaskState, Timestamp};
 use std::sync::Arc;
 
 /// How many events at most a sled task's log holds after its snapshot (the task as last
-/// written whole): an event-only write that would make the count reach this writes a snapshot
-/// instead. A read that misses the cache folds at most `SNAPSHOT_EVERY - 1` events; a long
+/// written whole), or after its creation event while it has a head: an event-only write that
+/// would make the count reach this writes a snapshot instead. A read that misses the cache
+/// folds at most `SNAPSHOT_EVERY` events; a long
 /// artifact stream rewrites the whole task once every `SNAPSHOT_EVERY` chunks.
 pub const SNAPSHOT_EVERY: u64 = 64;
 
@@ -34,8 +45,10 @@ pub const SNAPSHOT_EVERY: u64 = 64;
 pub(super) struct Record {
     /// The task at its current version.
     pub(super) stored: StoredTask,
-    /// The version of its snapshot in tree `tasks`.
+    /// The version of its value in tree `tasks` (a snapshot or a head).
     snapshot: u64,
+    /// Whether that value is a head (the task is its creation event folded with the log).
+    headed: bool,
     /// The JSON size of the snapshot and of the events after it (the cache weight).
     bytes: usize,
 }
@@ -56,11 +69,72 @@ fn needs_snapshot(event: &StreamResponse) -> bool {
     )
 }
 
-/// Whether `task` is `previous` with `event` applied, as `TaskStore::update` requires of an
-/// event that is stored alone (checked in debug builds).
+/// Whether `task` is `previous` with `event` applied: what `TaskStore::update` requires of an
+/// event that is stored alone (checked in debug builds), and what lets a status update keep
+/// its task's head.
 fn folds_to(previous: &Task, event: &StreamResponse, task: &Task) -> bool {
     let mut folded = previous.clone();
     folded.apply(event).is_ok() && folded == *task
+}
+
+/// How a head value starts: a snapshot starts `{"task":`.
+const HEAD: &[u8] = b"{\"head\":";
+
+/// A head value as written: the version, then the fields `list::listed` reads of any record.
+#[derive(serde::Serialize)]
+struct HeadOut<'a> {
+    head: u64,
+    task: HeadTask<'a>,
+    scope: &'a Scope,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HeadTask<'a> {
+    id: &'a TaskId,
+    context_id: &'a ContextId,
+    status: HeadStatus<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct HeadStatus<'a> {
+    state: &'a TaskState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timestamp: Option<&'a Timestamp>,
+}
+
+/// A head value as read.
+#[derive(serde::Deserialize)]
+struct HeadIn {
+    head: u64,
+    #[serde(default)]
+    scope: Scope,
+}
+
+fn encode_head(t: &StoredTask) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(&HeadOut {
+        head: t.version,
+        task: HeadTask {
+            id: &t.task.id,
+            context_id: &t.task.context_id,
+            status: HeadStatus {
+                state: &t.task.status.state,
+                timestamp: t.task.status.timestamp.as_ref(),
+            },
+        },
+        scope: &t.scope,
+    })
+    .map_err(backend)
+}
+
+/// The version a `tasks` value covers (a snapshot's or a head's).
+#[cfg(test)]
+pub(super) fn value_version(raw: &[u8]) -> Result<u64, StoreError> {
+    if raw.starts_with(HEAD) {
+        Ok(serde_json::from_slice::<HeadIn>(raw).map_err(backend)?.head)
+    } else {
+        Ok(decode(raw)?.version)
+    }
 }
 
 /// The sequence number at the end of a log key.
@@ -85,7 +159,8 @@ impl SledStore {
         if self.tasks.contains_key(id.as_bytes()).map_err(backend)? {
             return Err(StoreError::AlreadyExists(stored.task.id.clone()));
         }
-        self.write_snapshot(stored, None, event)
+        // The creation event is the whole task: a head is enough.
+        self.write_value(stored, None, event, true)
     }
 
     /// `TaskStore::update`: checks the version under the task's write lock, then stores the
@@ -112,11 +187,20 @@ impl SledStore {
             scope: previous.stored.scope.clone(),
         };
         let bytes = serde_json::to_vec(event).map_err(backend)?;
+        // A head's fold starts at the creation event; a snapshot's at itself.
+        let base = if previous.headed {
+            1
+        } else {
+            previous.snapshot
+        };
         if needs_snapshot(event)
-            || stored.version - previous.snapshot >= SNAPSHOT_EVERY
+            || stored.version - base >= SNAPSHOT_EVERY
             || !index::unmoved(&previous.stored, &stored)
         {
-            return self.write_snapshot(stored, Some(previous), bytes);
+            let headed = previous.headed
+                && stored.version < SNAPSHOT_EVERY
+                && folds_to(&previous.stored.task, event, &stored.task);
+            return self.write_value(stored, Some(previous), bytes, headed);
         }
         debug_assert!(
             folds_to(&previous.stored.task, event, &stored.task),
@@ -133,15 +217,17 @@ impl SledStore {
             Record {
                 stored: stored.clone(),
                 snapshot: previous.snapshot,
+                headed: previous.headed,
                 bytes: weight,
             },
         );
         Ok(stored)
     }
 
-    /// Writes a snapshot of a task with its event: the event first, then its new index keys
-    /// (retention's and the listing ones that change), then the snapshot itself (the commit
-    /// point), then the removal of the old index keys and the update of the listing counts.
+    /// Writes a task's value (a head when `headed`, else a snapshot) with its event: the event
+    /// first, then its new index keys (retention's, for a finished task, and the listing ones
+    /// that change), then the value itself (the commit point), then the removal of the old
+    /// index keys and the update of the listing counts.
     /// The caller holds the task's write lock and has checked the version. A crash at any
     /// step leaves the previous version intact: an event the fold stops at and an index key
     /// that does not match the task are ignored by every read (and a listing that meets such
@@ -150,16 +236,31 @@ impl SledStore {
     /// No sled transaction or batch is used: in sled 0.34 they switch every thread to a
     /// reader-writer lock that can deadlock against a concurrent `flush` (which we call before
     /// every acknowledgement).
-    fn write_snapshot(
+    fn write_value(
         &self,
         stored: StoredTask,
         previous: Option<Record>,
         event: Vec<u8>,
+        headed: bool,
     ) -> Result<StoredTask, StoreError> {
         let id = stored.task.id.as_str();
-        let value = encode(&stored)?;
-        let bytes = value.len();
-        let new_key = index_key(stored.sort_millis(), id);
+        let value = if headed {
+            encode_head(&stored)?
+        } else {
+            encode(&stored)?
+        };
+        // A head's record weighs its log so far (what its fold reads); a snapshot itself.
+        let bytes = if headed {
+            event.len() + previous.as_ref().map_or(0, |p| p.bytes)
+        } else {
+            value.len()
+        };
+        // Retention's key: only a finished task has one (retention deletes nothing else), so a
+        // task's earlier states cost no insert and no removal there.
+        let retained = |t: &StoredTask| {
+            (t.task.status.state.is_terminal()).then(|| index_key(t.sort_millis(), id))
+        };
+        let new_key = retained(&stored);
         // An artifact or a message leaves the listing keys (and counts) as they are.
         let relist = previous
             .as_ref()
@@ -174,9 +275,11 @@ impl SledStore {
         self.events
             .insert(log_key(id, stored.version), event)
             .map_err(backend)?;
-        self.index
-            .insert(new_key.as_slice(), &[] as &[u8])
-            .map_err(backend)?;
+        if let Some(k) = &new_key {
+            self.index
+                .insert(k.as_slice(), &[] as &[u8])
+                .map_err(backend)?;
+        }
         for k in new_lists.iter().filter(|k| !old_lists.contains(k)) {
             self.lists
                 .insert(k.as_slice(), &[] as &[u8])
@@ -189,6 +292,7 @@ impl SledStore {
             Record {
                 stored: stored.clone(),
                 snapshot: stored.version,
+                headed,
                 bytes,
             },
         );
@@ -199,11 +303,10 @@ impl SledStore {
                 None => counts.apply(new, true),
             }
         }
-        if let Some(p) = previous {
-            let old_key = index_key(p.stored.sort_millis(), id);
-            if old_key != new_key {
-                self.index.remove(old_key).map_err(backend)?;
-            }
+        if let Some(old_key) = previous.as_ref().and_then(|p| retained(&p.stored))
+            && Some(&old_key) != new_key.as_ref()
+        {
+            self.index.remove(old_key).map_err(backend)?;
         }
         for k in old_lists.iter().filter(|k| !new_lists.contains(k)) {
             self.lists.remove(k.as_slice()).map_err(backend)?;
@@ -222,29 +325,83 @@ impl SledStore {
         let Some(raw) = self.tasks.get(id.as_str().as_bytes()).map_err(backend)? else {
             return Ok(None);
         };
-        let record = self.materialize(decode(&raw)?, raw.len())?;
+        let record = if raw.starts_with(HEAD) {
+            self.materialize_head(id, &raw)?
+        } else {
+            self.materialize(decode(&raw)?, raw.len())?
+        };
         recent.put(id.clone(), record.clone());
         Ok(Some(record))
     }
 
-    /// A snapshot (of `bytes` JSON bytes) with the committed events after it applied: the log
-    /// from the snapshot's version on, gap-free, up to the first event that needs a snapshot
-    /// of its own (a write that did not commit).
-    pub(super) fn materialize(
-        &self,
-        snapshot: StoredTask,
-        bytes: usize,
-    ) -> Result<Record, StoreError> {
-        let finished = snapshot.task.status.state.is_terminal();
-        let id = snapshot.task.id.clone();
-        let mut record = Record {
+    /// A snapshot (of `bytes` JSON bytes) with the committed events after it applied (see
+    /// [`Self::fold_tail`]).
+    fn materialize(&self, snapshot: StoredTask, bytes: usize) -> Result<Record, StoreError> {
+        self.fold_tail(Record {
             snapshot: snapshot.version,
+            headed: false,
             bytes,
             stored: snapshot,
+        })
+    }
+
+    /// A head: the creation event folded with every event up to the head's version (each
+    /// committed by the head), then the committed events after it (see [`Self::fold_tail`]).
+    fn materialize_head(&self, id: &TaskId, raw: &[u8]) -> Result<Record, StoreError> {
+        let head: HeadIn = serde_json::from_slice(raw).map_err(backend)?;
+        let corrupt = |what: &str| {
+            StoreError::Backend(
+                format!("task {id}: {what} under its head (version {})", head.head).into(),
+            )
         };
+        // Point reads: a head covers fewer than `SNAPSHOT_EVERY` events, most often two, and
+        // sled answers a `get` for less than it costs to open a range.
+        let event = |seq| {
+            self.events
+                .get(log_key(id.as_str(), seq))
+                .map_err(backend)?
+                .ok_or_else(|| {
+                    corrupt(if seq == 1 {
+                        "no creation event"
+                    } else {
+                        "a gap in the log"
+                    })
+                })
+        };
+        let first = event(1)?;
+        let StreamResponse::Task(mut task) = serde_json::from_slice(&first).map_err(backend)?
+        else {
+            return Err(corrupt("a first event that is not the task"));
+        };
+        let mut bytes = first.len();
+        for seq in 2..=head.head {
+            let value = event(seq)?;
+            let event: StreamResponse = serde_json::from_slice(&value).map_err(backend)?;
+            task.apply(&event).map_err(backend)?;
+            bytes += value.len();
+        }
+        let version = head.head;
+        self.fold_tail(Record {
+            snapshot: version,
+            headed: true,
+            bytes,
+            stored: StoredTask {
+                task: Arc::new(task),
+                version,
+                scope: head.scope,
+            },
+        })
+    }
+
+    /// A record with the committed events after its value applied: the log from the value's
+    /// version on, gap-free, up to the first event that needs a value of its own (a write that
+    /// did not commit).
+    fn fold_tail(&self, mut record: Record) -> Result<Record, StoreError> {
+        let finished = record.stored.task.status.state.is_terminal();
+        let id = record.stored.task.id.clone();
         if finished {
-            // A terminal status writes a snapshot, and nothing follows it: no tail to look for
-            // (a listing of finished tasks reads one tree per task, not two).
+            // A terminal status writes a value, and nothing follows it: no tail to look for
+            // (a listing of finished tasks with a snapshot reads one tree per task, not two).
             return Ok(record);
         }
         let id = id.as_str();

@@ -24,6 +24,7 @@ impl SledStore {
         limit: usize,
     ) -> Result<Vec<TaskId>, StoreError> {
         let mut out = Vec::new();
+        let mut stale = Vec::new();
         for entry in self.index.iter().rev() {
             let (key, _) = entry.map_err(backend)?;
             let inverted: [u8; 8] = key[..8].try_into().map_err(backend_msg)?;
@@ -31,14 +32,37 @@ impl SledStore {
             if millis >= before.unix_millis() || out.len() == limit {
                 break;
             }
-            let Some(t) = self.indexed(&key)? else {
-                continue;
-            };
-            if t.task.status.state.is_terminal() {
-                out.push(t.task.id.clone());
+            match self.retained(&key)? {
+                Some(t) => out.push(t.task.id.clone()),
+                None => stale.push(key),
             }
         }
+        for key in stale {
+            self.remove_if_not_retained(&key)?;
+        }
         Ok(out)
+    }
+
+    /// The finished task a retention key points to, if the key is current.
+    fn retained(&self, key: &[u8]) -> Result<Option<StoredTask>, StoreError> {
+        Ok(self
+            .indexed(key)?
+            .filter(|t| t.task.status.state.is_terminal()))
+    }
+
+    /// Removes a retention key that points at no finished task (left by a crash, or by a
+    /// store written before only finished tasks had one), unless a write made it current
+    /// meanwhile: checked again under the task's write lock, which a write holds from
+    /// inserting its keys to committing its record.
+    fn remove_if_not_retained(&self, key: &[u8]) -> Result<(), StoreError> {
+        let Some(id) = key.get(8..).and_then(|id| std::str::from_utf8(id).ok()) else {
+            return Ok(()); // not a key this store writes; leave it
+        };
+        let _stripe = self.stripe(id);
+        if self.retained(key)?.is_none() {
+            self.index.remove(key).map_err(backend)?;
+        }
+        Ok(())
     }
 
     /// `TaskStore::tasks_in_states` (on a blocking thread): walks the task records in id

@@ -239,11 +239,9 @@ fn forget_cached(store: &SledStore) {
     *store.recent.lock().unwrap() = Fifo::new(RECENT_CACHE_BYTES);
 }
 
-/// The version of a task's snapshot in tree `tasks`.
+/// The version of a task's value (snapshot or head) in tree `tasks`.
 fn snapshot_version(store: &SledStore, id: &str) -> u64 {
-    decode(&store.tasks.get(id).unwrap().unwrap())
-        .unwrap()
-        .version
+    super::record::value_version(&store.tasks.get(id).unwrap().unwrap()).unwrap()
 }
 
 #[tokio::test]
@@ -415,4 +413,173 @@ async fn a_delete_cut_short_is_finished_at_open_and_the_id_starts_afresh() {
     // A whole delete leaves no intent behind.
     assert!(store.delete(&t.id).await.unwrap());
     assert!(meta.scan_prefix(b"deleting:").next().is_none());
+}
+
+/// Whether a task's value in tree `tasks` is a head (not a snapshot).
+fn is_head(store: &SledStore, id: &str) -> bool {
+    store
+        .tasks
+        .get(id)
+        .unwrap()
+        .unwrap()
+        .starts_with(b"{\"head\":")
+}
+
+#[tokio::test]
+async fn sled_store_keeps_a_head_while_the_task_is_its_log_folded_and_a_snapshot_after() {
+    use crate::store::tests::{status_event, task_at, write};
+    let dir = tempfile::tempdir().unwrap();
+    let scope = Scope {
+        tenant: Some("t".into()),
+        owner: Some("alice".into()),
+    };
+    let (echo, continued) = {
+        let store = SledStore::open(dir.path()).unwrap();
+        // An echo task: created with the user's message and an artifact, then COMPLETED.
+        let mut t = task_at("echo", "c", TaskState::Submitted, 10);
+        t.history = vec![a2a_core::Message::user_text("hi")];
+        t.artifacts = vec![a2a_core::Artifact::text("answer", "echo: hi").with_id("a")];
+        let created = store
+            .create(Arc::new(t.clone()), scope.clone())
+            .await
+            .unwrap();
+        assert!(
+            is_head(&store, "echo"),
+            "a created task is its creation event"
+        );
+        let mut done = t.clone();
+        done.status = task_at("echo", "c", TaskState::Completed, 20).status;
+        let echo = write(&store, &created, status_event(&done)).await;
+        assert!(
+            is_head(&store, "echo"),
+            "its completion folds onto it: still a head"
+        );
+        let head = store.tasks.get("echo").unwrap().unwrap();
+        assert!(
+            head.len() < 200,
+            "a head holds no task: {}",
+            String::from_utf8_lossy(&head)
+        );
+        assert_eq!(
+            super::list::listed(&head).unwrap(),
+            Listed::of(&echo),
+            "a head has every indexed field"
+        );
+
+        // A continuation: the user's message enters the history with no event of its own.
+        let w = task_at("cont", "c", TaskState::InputRequired, 10);
+        let asked = store
+            .create(Arc::new(w.clone()), scope.clone())
+            .await
+            .unwrap();
+        let mut next = w.clone();
+        next.history
+            .push(a2a_core::Message::user_text("the answer"));
+        next.status = task_at("cont", "c", TaskState::Working, 30).status;
+        let continued = store
+            .update(Arc::new(next.clone()), asked.version, &status_event(&next))
+            .await
+            .unwrap();
+        assert!(
+            !is_head(&store, "cont"),
+            "a task its log does not fold to gets a snapshot"
+        );
+        for (id, expected) in [("echo", &echo), ("cont", &continued)] {
+            assert_eq!(
+                store.get(&TaskId::from(id)).await.unwrap().as_ref(),
+                Some(expected)
+            );
+            forget_cached(&store);
+            assert_eq!(
+                store.get(&TaskId::from(id)).await.unwrap().as_ref(),
+                Some(expected),
+                "{id} read from disk"
+            );
+        }
+        store.sync().await.unwrap();
+        (echo, continued)
+    };
+    let store = SledStore::open(dir.path()).unwrap();
+    assert_eq!(store.get(&echo.task.id).await.unwrap(), Some(echo.clone()));
+    assert_eq!(
+        store.get(&continued.task.id).await.unwrap(),
+        Some(continued)
+    );
+    let page = store
+        .list(&ListQuery {
+            scope,
+            page_size: 10,
+            ..ListQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.total_size, 2, "counted at open from the heads");
+    assert_eq!(page.tasks[1], echo);
+    assert_eq!(
+        store
+            .tasks_in_states(&[TaskState::Completed], None, 10)
+            .await
+            .unwrap(),
+        [echo]
+    );
+}
+
+#[tokio::test]
+async fn only_finished_tasks_have_a_retention_key_and_an_old_stores_other_keys_go() {
+    use crate::store::tests::{status_event, task_at, write};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    let t = task_at("r", "c", TaskState::Submitted, 10);
+    let created = store
+        .create(Arc::new(t.clone()), Scope::default())
+        .await
+        .unwrap();
+    let working = write(
+        &store,
+        &created,
+        status_event(&task_at("r", "c", TaskState::Working, 20)),
+    )
+    .await;
+    assert_eq!(
+        store.index.len(),
+        0,
+        "an unfinished task has no retention key"
+    );
+    let done = write(
+        &store,
+        &working,
+        status_event(&task_at("r", "c", TaskState::Completed, 30)),
+    )
+    .await;
+    assert_eq!(store.index.len(), 1);
+    // What a store written before 2026-11-26 holds: a key for a running task, and the old key
+    // of a task that has finished since.
+    let running = store
+        .create(
+            Arc::new(task_at("old", "c", TaskState::Working, 15)),
+            Scope::default(),
+        )
+        .await
+        .unwrap();
+    store
+        .index
+        .insert(index_key(15, "old"), &[] as &[u8])
+        .unwrap();
+    store
+        .index
+        .insert(index_key(20, "r"), &[] as &[u8])
+        .unwrap();
+    let before = Timestamp::from_unix_millis(1_000).unwrap();
+    assert_eq!(
+        store.terminal_before(before, 10).await.unwrap(),
+        std::slice::from_ref(&done.task.id)
+    );
+    assert_eq!(
+        store.index.len(),
+        1,
+        "retention removed the keys that name no finished task"
+    );
+    assert_eq!(store.get(&running.task.id).await.unwrap(), Some(running));
+    assert!(store.delete(&done.task.id).await.unwrap());
+    assert_eq!(store.index.len(), 0);
 }
