@@ -274,6 +274,12 @@ bench_server bare-axum -- "$bin/bare-axum" --listen 127.0.0.1:0
 read -r -a ours_args <<<"${OURS_ARGS:-}"
 bench_server ours-memory --grpc -- "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
 bench_server ours-sled --grpc -- "$bin/a2a-server" --data-dir @DATA@ --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
+# The disk's own flush latency, beside the durable rows: the floor under a first event that
+# is flushed before it is sent (a2a-bench flush: 4 KiB appended, then fdatasync).
+flush_line=""
+if [ "$instructions" = 0 ] && { [ -z "$only" ] || [[ ",$only," == *",ours-sled,"* ]]; }; then
+  flush_line="$(taskset -c "$server_core" "$bin/a2a-bench" flush --dir "$work" --samples 500)" || flush_line=""
+fi
 if [ -n "$peer_bin" ]; then
   # JSON-RPC and HTTP+JSON at the root, TCP_NODELAY on, its InMemoryTaskStore
   # (bench/peers/a2a-lf/main.rs); it mints task ids itself, as ours does.
@@ -302,5 +308,10 @@ if [ -z "$peer_bin" ]; then
 fi
 echo
 "$bin/a2a-bench" report --peer "$peer_label" "$results"
+if [ -n "$flush_line" ]; then
+  echo
+  echo "The disk's flush in the same run (a2a-bench flush in $work, 500 samples): $flush_line"
+  echo "(ours-sled's first event p50 at c=1 above is flushed before it is sent; read it against fdatasync_p50_ms)"
+fi
 echo
 echo "Raw results: $results" >&2
