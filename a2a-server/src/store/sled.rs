@@ -3,8 +3,9 @@
 //! `sled/claims.rs` and the `PushStore` in `sled/push.rs`.
 //!
 //! Layout: tree `tasks` maps a task id to its JSON snapshot (a [`StoredTask`] at the version
-//! it was taken) or head (its version and indexed fields, see `sled/record.rs`); tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq, u64
-//! big-endian)` to the JSON event, so that a task's log is one ordered range; tree
+//! it was taken) or head (its version and indexed fields, see `sled/record.rs`); tree
+//! `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq, u64 big-endian)` to the JSON
+//! event, so that a task's log is one ordered range; tree
 //! `task_index` maps `(i64::MAX - status millis, big-endian) ++ id` of each finished task to
 //! nothing, so that retention walks it from the oldest end (a key of an unfinished task,
 //! which stores before 2026-11-26 wrote, is removed when retention meets it); tree
@@ -18,11 +19,10 @@
 //!
 //! Writes are event-sourced (see `store/sled/record.rs`): a task's current version is its
 //! value in `tasks` (a snapshot, or a head over its creation event) with the log events after
-//! it applied. A status update writes a snapshot with its
-//! event; an artifact chunk or an agent message writes only its event, until
-//! [`SNAPSHOT_EVERY`] events have accumulated since the snapshot. Status updates alone move
-//! the listing indexes, so they always match the snapshot. [`TaskStore::sync`] flushes to
-//! disk.
+//! it applied. A status update writes a value (a head while the task is its log folded, else a
+//! snapshot) with its event; an artifact chunk or an agent message writes only its event,
+//! until [`SNAPSHOT_EVERY`] events have accumulated. Status updates alone move the listing
+//! indexes, so they always match the value. [`TaskStore::sync`] flushes to disk.
 //!
 //! Where sled runs: what waits on the disk runs on tokio's blocking pool (the flush of
 //! [`TaskStore::sync`], listings, and the scans of recovery, retention and webhook resumption);
