@@ -583,3 +583,51 @@ async fn only_finished_tasks_have_a_retention_key_and_an_old_stores_other_keys_g
     assert!(store.delete(&done.task.id).await.unwrap());
     assert_eq!(store.index.len(), 0);
 }
+
+#[tokio::test]
+async fn a_completion_cut_short_before_its_head_leaves_the_running_task_and_no_retention() {
+    use crate::store::tests::{status_event, task_at};
+    let dir = tempfile::tempdir().unwrap();
+    let t = task_at("cut", "c", TaskState::Working, 10);
+    let running = {
+        let store = SledStore::open(dir.path()).unwrap();
+        let running = store
+            .create(Arc::new(t.clone()), Scope::default())
+            .await
+            .unwrap();
+        assert!(is_head(&store, "cut"));
+        // What a crash after a completion's event and retention key, before its head, leaves.
+        let done = task_at("cut", "c", TaskState::Completed, 20);
+        store
+            .events
+            .insert(
+                log_key("cut", 2),
+                serde_json::to_vec(&status_event(&done)).unwrap(),
+            )
+            .unwrap();
+        store
+            .index
+            .insert(index_key(20, "cut"), &[] as &[u8])
+            .unwrap();
+        store.sync().await.unwrap();
+        running
+    };
+    let store = SledStore::open(dir.path()).unwrap();
+    assert_eq!(
+        store.get(&t.id).await.unwrap(),
+        Some(running.clone()),
+        "the head's version is what was committed"
+    );
+    assert_eq!(store.events(&t.id, 0, 10).await.unwrap().len(), 1);
+    let later = Timestamp::from_unix_millis(1_000).unwrap();
+    assert!(store.terminal_before(later, 10).await.unwrap().is_empty());
+    assert_eq!(store.index.len(), 0, "the orphan retention key is gone");
+    // The completion written again takes the orphan's place.
+    let done = task_at("cut", "c", TaskState::Completed, 30);
+    let finished = crate::store::tests::write(&store, &running, status_event(&done)).await;
+    assert_eq!(finished.version, 2);
+    assert_eq!(
+        store.terminal_before(later, 10).await.unwrap(),
+        std::slice::from_ref(&finished.task.id)
+    );
+}
