@@ -35,8 +35,11 @@
 #
 # Usage: bench/compare.sh [--quick] [--duration SECONDS] [--subscribers N] [--no-peer]
 #                         [--only LABEL[,LABEL...]] [--instructions] [--no-grpc] [--no-h2]
-#                         [--scenarios SCENARIO:C[,SCENARIO:C...]] [--no-rivals]
+#                         [--scenarios SCENARIO:C[,SCENARIO:C...]] [--no-rivals] [--repeat N]
 # --scenarios runs only those rows (e.g. send:16,get:16; default: all).
+# --repeat N runs every server's rows N times, the servers interleaved (floor, ours, peer,
+# rivals, then again), each time on fresh servers; the table shows each figure's median and
+# lists every repetition's throughput under it (the fan-out runs once).
 # Labels: bare-axum, ours-memory, ours-sled, a2a-server-lf-0.5.3 (the peer),
 # turul-a2a-0.2.6-memory, turul-a2a-0.2.6-sqlite, a2a-protocol-server-0.15.0-memory,
 # a2a-protocol-server-0.15.0-sqlite (rivals).
@@ -56,6 +59,7 @@ scenarios=""
 instructions=0
 grpc=1
 h2=1
+repeat=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) duration=1; warmup=0.5; subscribers=1000 ;;
@@ -68,7 +72,8 @@ while [ $# -gt 0 ]; do
     --instructions) instructions=1 ;;
     --no-grpc) grpc=0 ;;
     --no-h2) h2=0 ;;
-    -h|--help) sed -n 2,43p "$0"; exit 0 ;;
+    --repeat) repeat="$2"; shift ;;
+    -h|--help) sed -n 2,48p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -270,14 +275,16 @@ fan_out() {
   stop_server j
 }
 
-bench_server bare-axum -- "$bin/bare-axum" --listen 127.0.0.1:0
 read -r -a ours_args <<<"${OURS_ARGS:-}"
+flush_line=""
+for rep in $(seq "$repeat"); do
+[ "$repeat" = 1 ] || echo "== repetition $rep of $repeat" >&2
+bench_server bare-axum -- "$bin/bare-axum" --listen 127.0.0.1:0
 bench_server ours-memory --grpc -- "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
 bench_server ours-sled --grpc -- "$bin/a2a-server" --data-dir @DATA@ --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
 # The disk's own flush latency, beside the durable rows: the floor under a first event that
 # is flushed before it is sent (a2a-bench flush: 4 KiB appended, then fdatasync).
-flush_line=""
-if [ "$instructions" = 0 ] && { [ -z "$only" ] || [[ ",$only," == *",ours-sled,"* ]]; }; then
+if [ "$rep" = 1 ] && [ "$instructions" = 0 ] && { [ -z "$only" ] || [[ ",$only," == *",ours-sled,"* ]]; }; then
   flush_line="$(taskset -c "$server_core" "$bin/a2a-bench" flush --dir "$work" --samples 500)" || flush_line=""
 fi
 if [ -n "$peer_bin" ]; then
@@ -295,6 +302,7 @@ if [ -n "$protocol_bin" ]; then
   bench_server "$protocol_label-memory" -- "$protocol_bin" 127.0.0.1:0
   bench_server "$protocol_label-sqlite" -- "$protocol_bin" 127.0.0.1:0 --sqlite @DATA@/tasks.db
 fi
+done
 fan_out ours-memory "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0
 rm -rf "$work/sled-fanout"
 fan_out ours-sled "$bin/a2a-server" --data-dir "$work/sled-fanout" --listen 127.0.0.1:0 --retention-hours 0

@@ -50,6 +50,79 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> String {
     }
 }
 
+/// The median of `v` (the mean of the middle two for an even count); `v` is not empty.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn median_of(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = v.flatten().collect();
+    (!v.is_empty()).then(|| median(v))
+}
+
+/// A timed row measured more than once (`compare.sh --repeat`): its throughputs.
+struct Repeated {
+    row: String,
+    rps: Vec<f64>,
+}
+
+/// The timed rows measured several times, each as one row of medians (throughput, latencies,
+/// CPU), with requests and errors summed; every other row as it is.
+fn merge_repeats(all: Vec<Outcome>) -> (Vec<Outcome>, Vec<Repeated>) {
+    let timed = |o: &Outcome| !o.under_callgrind && o.subscribe.is_none() && o.db_cpu_pct.is_none();
+    let mut groups: Vec<Vec<Outcome>> = Vec::new();
+    for o in all {
+        let same = |g: &Vec<Outcome>| {
+            let f = &g[0];
+            timed(f)
+                && timed(&o)
+                && f.label == o.label
+                && f.binding == o.binding
+                && f.scenario == o.scenario
+                && f.concurrency == o.concurrency
+        };
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(g) => g.push(o),
+            None => groups.push(vec![o]),
+        }
+    }
+    let mut repeated = Vec::new();
+    let merged = groups
+        .into_iter()
+        .map(|g| {
+            if g.len() == 1 {
+                return g.into_iter().next().expect("one");
+            }
+            let mut m = g[0].clone();
+            m.rps = median(g.iter().map(|o| o.rps).collect());
+            m.p50_ms = median(g.iter().map(|o| o.p50_ms).collect());
+            m.p99_ms = median(g.iter().map(|o| o.p99_ms).collect());
+            m.max_ms = g.iter().map(|o| o.max_ms).fold(0.0, f64::max);
+            m.ttfe_p50_ms = median_of(g.iter().map(|o| o.ttfe_p50_ms));
+            m.ttfe_p99_ms = median_of(g.iter().map(|o| o.ttfe_p99_ms));
+            m.server_cpu_us = median_of(g.iter().map(|o| o.server_cpu_us));
+            m.server_cpu_pct = median_of(g.iter().map(|o| o.server_cpu_pct));
+            m.client_cpu_pct = median(g.iter().map(|o| o.client_cpu_pct).collect());
+            m.requests = g.iter().map(|o| o.requests).sum();
+            m.errors = g.iter().map(|o| o.errors).sum();
+            m.seconds = g.iter().map(|o| o.seconds).sum();
+            m.first_error = g.iter().find_map(|o| o.first_error.clone());
+            repeated.push(Repeated {
+                row: format!("{} {} c={}", m.shown_label(), m.scenario, m.concurrency),
+                rps: g.iter().map(|o| o.rps).collect(),
+            });
+            m
+        })
+        .collect();
+    (merged, repeated)
+}
+
 fn num(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |v| format!("{v:.digits$}"))
 }
@@ -64,6 +137,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
         .map(serde_json::from_str)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let (all, repeated) = merge_repeats(all);
     let timed: Vec<&Outcome> = all
         .iter()
         .filter(|o| o.subscribe.is_none() && !o.under_callgrind && o.db_cpu_pct.is_none())
@@ -175,6 +249,14 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), String> {
                 num(f.rss_subscribed_mib, 0),
                 num(f.rss_peak_mib, 0),
             );
+        }
+    }
+    if !repeated.is_empty() {
+        println!();
+        println!("Rows measured more than once show the median of each figure; their throughputs:");
+        for r in &repeated {
+            let shown: Vec<String> = r.rps.iter().map(|v| format!("{v:.0}")).collect();
+            println!("- {}: {} req/s", r.row, shown.join(", "));
         }
     }
     let errors: Vec<&Outcome> = all.iter().filter(|o| o.first_error.is_some()).collect();
@@ -320,5 +402,52 @@ fn h2_table(all: &[Outcome]) {
                 h.errors,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(label: &str, rps: f64, cpu: f64) -> Outcome {
+        Outcome {
+            label: label.into(),
+            scenario: "send".into(),
+            concurrency: 16,
+            requests: 10,
+            rps,
+            server_cpu_us: Some(cpu),
+            ..Outcome::default()
+        }
+    }
+
+    #[test]
+    fn repeated_rows_become_one_row_of_medians_and_others_stay() {
+        let mut counted = row("ours", 1.0, 1.0);
+        counted.under_callgrind = true;
+        let all = vec![
+            row("ours", 100.0, 30.0),
+            row("peer", 50.0, 40.0),
+            row("ours", 300.0, 10.0),
+            row("ours", 200.0, 20.0),
+            counted.clone(),
+            counted,
+        ];
+        let (merged, repeated) = merge_repeats(all);
+        assert_eq!(
+            merged.len(),
+            4,
+            "ours and peer timed, two callgrind rows as they are"
+        );
+        let ours = &merged[0];
+        assert_eq!(
+            (ours.rps, ours.server_cpu_us, ours.requests),
+            (200.0, Some(20.0), 30)
+        );
+        assert_eq!(merged[1].rps, 50.0);
+        assert!(merged[2].under_callgrind && merged[3].under_callgrind);
+        assert_eq!(repeated.len(), 1);
+        assert_eq!(repeated[0].rps, [100.0, 300.0, 200.0]);
+        assert_eq!(median(vec![4.0, 1.0]), 2.5);
     }
 }
