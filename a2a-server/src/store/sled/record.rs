@@ -270,8 +270,11 @@ impl SledStore {
             .as_ref()
             .filter(|_| relist)
             .map(|p| Listed::of(&p.stored));
-        let new_lists = new_listed.as_ref().map(index::keys).unwrap_or_default();
-        let old_lists = old_listed.as_ref().map(index::keys).unwrap_or_default();
+        // No keys at all when a side is absent (an array's default would be four empty keys,
+        // each then removed or inserted as if it were one).
+        let keys = |l: &Option<Listed>| l.as_ref().map_or_else(Vec::new, |l| index::keys(l).into());
+        let new_lists: Vec<Vec<u8>> = keys(&new_listed);
+        let old_lists: Vec<Vec<u8>> = keys(&old_listed);
         self.events
             .insert(log_key(id, stored.version), event)
             .map_err(backend)?;
