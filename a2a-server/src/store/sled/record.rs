@@ -359,7 +359,7 @@ impl SledStore {
         };
         // Point reads: a head covers fewer than `SNAPSHOT_EVERY` events, most often two, and
         // sled answers a `get` for less than it costs to open a range.
-        let event = |seq| {
+        let logged = |seq| {
             self.events
                 .get(log_key(id.as_str(), seq))
                 .map_err(backend)?
@@ -371,14 +371,14 @@ impl SledStore {
                     })
                 })
         };
-        let first = event(1)?;
+        let first = logged(1)?;
         let StreamResponse::Task(mut task) = serde_json::from_slice(&first).map_err(backend)?
         else {
             return Err(corrupt("a first event that is not the task"));
         };
         let mut bytes = first.len();
         for seq in 2..=head.head {
-            let value = event(seq)?;
+            let value = logged(seq)?;
             let event: StreamResponse = serde_json::from_slice(&value).map_err(backend)?;
             task.apply(&event).map_err(backend)?;
             bytes += value.len();
