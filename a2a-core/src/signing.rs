@@ -323,6 +323,13 @@ pub fn asymmetric_algorithm(name: &str) -> Option<Algorithm> {
     })
 }
 
+/// Whether a JWK (as JSON) may verify a signature of `alg`, whose JOSE name is `name`: its
+/// key type (and curve) fits the algorithm, and its own `alg`, if it names one, is `name`.
+/// The one rule for card signatures and for bearer tokens (`a2a-server`'s `JwtBearer`).
+pub fn key_fits(jwk: &Value, alg: Algorithm, name: &str) -> bool {
+    fits(jwk, alg) && jwk["alg"].as_str().is_none_or(|a| a == name)
+}
+
 /// Whether a JWK's key type fits an algorithm.
 fn fits(jwk: &Value, alg: Algorithm) -> bool {
     match (jwk["kty"].as_str(), alg) {
@@ -559,7 +566,7 @@ fn verify_one(
     }
     let fitting: Vec<&&Trusted> = candidates
         .iter()
-        .filter(|t| fits(&t.jwk, alg) && t.jwk["alg"].as_str().is_none_or(|a| a == name))
+        .filter(|t| key_fits(&t.jwk, alg, name))
         .collect();
     if fitting.is_empty() {
         // The key that has the kid is of another type: say so; otherwise no key fits at all.

@@ -1,6 +1,7 @@
 //! OAuth 2.0 / OpenID Connect bearer tokens: JWTs checked against the issuer's published keys.
 
 use super::{AuthDecision, Authenticator, Principal};
+use a2a_core::signing::key_fits;
 use a2a_core::{
     ClientCredentialsOAuthFlow, Method, OAuth2SecurityScheme, OAuthFlows,
     OpenIdConnectSecurityScheme, SecurityScheme,
@@ -54,7 +55,7 @@ pub struct JwtBearer {
     fetch_timeout: Duration,
     min_refresh: Duration,
     http: reqwest::Client,
-    keys: Arc<RwLock<Vec<Jwk>>>,
+    keys: Arc<RwLock<Vec<CachedKey>>>,
     refresh: Arc<tokio::sync::Mutex<Refresh>>,
 }
 
@@ -326,22 +327,23 @@ impl JwtBearer {
         name: &str,
     ) -> Result<Option<Jwk>, TokenError> {
         let keys = self.keys.read().expect("JWK cache lock");
+        let fits = |k: &CachedKey| key_fits(&k.json, alg, name);
         let found = keys.iter().find(|k| match kid {
-            Some(kid) => k.common.key_id.as_deref() == Some(kid),
-            None => fits(k, alg),
+            Some(kid) => k.jwk.common.key_id.as_deref() == Some(kid),
+            None => fits(k),
         });
         match found {
-            Some(k) if !fits(k, alg) => Err(TokenError::WrongKey(
+            Some(k) if !fits(k) => Err(TokenError::WrongKey(
                 kid.unwrap_or_default().to_owned(),
                 name.to_owned(),
             )),
-            Some(k) => Ok(Some(k.clone())),
+            Some(k) => Ok(Some(k.jwk.clone())),
             None => Ok(None),
         }
     }
 
     /// The key set (after the discovery document, the first time, without a configured URL).
-    async fn fetch(&self, refresh: &mut Refresh) -> Option<Vec<Jwk>> {
+    async fn fetch(&self, refresh: &mut Refresh) -> Option<Vec<CachedKey>> {
         let url = match (&self.jwks_url, &refresh.jwks_uri) {
             (Some(url), _) | (None, Some(url)) => url.clone(),
             (None, None) => {
@@ -360,7 +362,13 @@ impl JwtBearer {
         let keys = set["keys"]
             .as_array()?
             .iter()
-            .filter_map(|k| serde_json::from_value::<Jwk>(k.clone()).ok())
+            .filter_map(|k| {
+                let jwk = serde_json::from_value::<Jwk>(k.clone()).ok()?;
+                Some(CachedKey {
+                    json: k.clone(),
+                    jwk,
+                })
+            })
             .collect();
         Some(keys)
     }
@@ -374,28 +382,12 @@ impl JwtBearer {
     }
 }
 
-/// Whether a JWK's type fits an algorithm (and its own `alg`, if it names one, is that one).
-fn fits(jwk: &Jwk, alg: Algorithm) -> bool {
-    use jsonwebtoken::jwk::AlgorithmParameters as P;
-    let family = matches!(
-        (&jwk.algorithm, alg),
-        (
-            P::RSA(_),
-            Algorithm::RS256
-                | Algorithm::RS384
-                | Algorithm::RS512
-                | Algorithm::PS256
-                | Algorithm::PS384
-                | Algorithm::PS512,
-        ) | (P::EllipticCurve(_), Algorithm::ES256 | Algorithm::ES384)
-            | (P::OctetKeyPair(_), Algorithm::EdDSA)
-    );
-    // The JWK's own `alg`, if it names one, must be the token's.
-    let declared = jwk
-        .common
-        .key_algorithm
-        .is_none_or(|a| format!("{a:?}") == format!("{alg:?}"));
-    family && declared
+/// A key of the issuer's set: as published (what `a2a_core::signing::key_fits` reads) and
+/// parsed (what verifies).
+#[derive(Clone, Debug)]
+struct CachedKey {
+    json: Value,
+    jwk: Jwk,
 }
 
 impl Authenticator for JwtBearer {
