@@ -15,8 +15,8 @@
 //! `statusTimestampAfter` needs no index of its own: the newest tasks come first under every
 //! prefix, so the tasks at or after a time are the start of the prefix's range.
 
-// The whole keys, counts and walks are the sled store's; the memory store keeps a set per
-// prefix and uses the prefixes only.
+// The keys, counts and walks are the sled store's (the memory store keeps typed maps of the
+// same four indexes, `store/memory/listing.rs`).
 #![cfg_attr(not(feature = "sled"), allow(dead_code))]
 use super::{ListQuery, Scope, StoredTask};
 use a2a_core::{ContextId, TaskState};
@@ -118,15 +118,6 @@ pub(crate) fn key(prefix: &[u8], millis: i64, id: &str) -> Vec<u8> {
 /// The four prefixes a task is listed under.
 pub(crate) fn prefixes(t: &Listed) -> [Vec<u8>; 4] {
     prefixes_for(&t.scope, &t.context, &t.state)
-}
-
-/// [`prefixes`] of a stored task, read from it in place.
-pub(crate) fn prefixes_of(t: &StoredTask) -> [Vec<u8>; 4] {
-    prefixes_for(
-        &t.scope,
-        t.task.context_id.as_str(),
-        t.task.status.state.as_str(),
-    )
 }
 
 fn prefixes_for(scope: &Scope, context: &str, state: &str) -> [Vec<u8>; 4] {

@@ -20,11 +20,11 @@ mod listing;
 mod log;
 mod push;
 
-use listing::{Key, Listing};
+use listing::{Filter, Key, Listing};
 use log::Log;
 
 /// Keeps tasks in a hash map plus ordered indexes: one by status time (for retention) and the
-/// listing indexes of `store::index` (scope, context, state), so
+/// listing indexes (`memory/listing.rs`: a scope's tasks, by context, by state, by both), so
 /// that a listing reads only the tasks of its page; message claims by key and by receipt time;
 /// webhook registrations by task, with the tasks that have some in order.
 #[derive(Debug, Default)]
@@ -125,16 +125,10 @@ impl Inner {
             }
         }
         if let Some(old) = old {
-            let key = order_key(old);
-            for p in index::prefixes_of(old) {
-                self.lists.remove(&p, &key);
-            }
+            self.lists.remove(old);
         }
         if let Some(new) = new {
-            let key = order_key(new);
-            for p in index::prefixes_of(new) {
-                self.lists.insert(p, key.clone());
-            }
+            self.lists.insert(new);
         }
     }
 }
@@ -245,15 +239,19 @@ impl TaskStore for MemoryStore {
 
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
         let token = query.start_after()?;
-        let prefix = index::query_prefix(query);
+        let filter = Filter::new(
+            &query.scope,
+            query.context_id.as_ref(),
+            query.status.as_ref(),
+        );
         let after = query.status_timestamp_after.map(Timestamp::unix_millis);
         let inner = self.inner.read().expect("store lock");
-        let count = inner.lists.count(&prefix);
+        let count = inner.lists.count(filter);
         let at_or_after = |e: &Key| after.is_none_or(|a| e.0.0 >= a);
         let total_size = if after.is_none() {
             count
         } else {
-            let all = || inner.lists.range(&prefix, Bound::Unbounded);
+            let all = || inner.lists.range(filter, Bound::Unbounded);
             let side = |e: &Key| Ok::<_, StoreError>(at_or_after(e));
             index::count_after(count, all().map(side), all().rev().map(side))?
         };
@@ -267,7 +265,7 @@ impl TaskStore for MemoryStore {
         let mut visited = 0;
         for entry in inner
             .lists
-            .range(&prefix, start)
+            .range(filter, start)
             .take_while(|e| at_or_after(e))
         {
             visited += 1;

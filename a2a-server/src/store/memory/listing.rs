@@ -1,9 +1,12 @@
-//! The memory store's listing indexes: for each prefix of `index::prefixes` (scope, scope and
-//! context, scope and state, all three), its tasks in list order, newest status first, ties
-//! by id. A listing reads a range of one prefix; its count is the prefix's length.
+//! The memory store's listing indexes: a scope's tasks in list order (newest status first,
+//! ties by id), all of them, by state, by context, and by context and state. A listing reads
+//! a range of one of them; its count is that index's length. They answer the same four
+//! queries as the byte prefixes of `store::index` (scope, scope and context, scope and state,
+//! all three), kept as typed maps instead: a prefix built, allocated and hashed as bytes cost
+//! every write twelve of them, and each context held two of its own.
 
-use crate::store::FastMap;
-use a2a_core::TaskId;
+use crate::store::{FastMap, Scope, StoredTask, order_key};
+use a2a_core::{ContextId, TaskId, TaskState};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, btree_set};
 use std::ops::Bound;
@@ -11,16 +14,33 @@ use std::ops::Bound;
 /// A task's place in a listing: its status time, newest first, then its id.
 pub(super) type Key = (Reverse<i64>, TaskId);
 
-/// Up to this many tasks, a prefix keeps them in a sorted vector.
+/// A state as the indexes tell them apart: its proto number. A stored task's state is a known
+/// one; an unknown name is indexed as one more state of its own.
+type State = u8;
+
+fn state_of(state: &TaskState) -> State {
+    state
+        .number()
+        .and_then(|n| u8::try_from(n).ok())
+        .unwrap_or(u8::MAX)
+}
+
+/// Up to this many tasks, a scope's index or a context keeps them in a sorted vector.
 const SMALL: usize = 16;
 
-/// The tasks under one prefix. Most prefixes are a context's, holding a task or two: a short
-/// sorted vector, exactly as long as it is, costs a few dozen bytes where a B-tree set would
-/// allocate a whole node. A prefix that grows past [`SMALL`] becomes a set.
+/// Tasks in list order. Most are few: a short sorted vector, exactly as long as it is, costs a
+/// few dozen bytes where a B-tree set would allocate a whole node. Past [`SMALL`] tasks it
+/// becomes a set.
 #[derive(Debug)]
 enum Bucket {
     Small(Vec<Key>),
     Large(BTreeSet<Key>),
+}
+
+impl Default for Bucket {
+    fn default() -> Self {
+        Bucket::Small(Vec::new())
+    }
 }
 
 impl Bucket {
@@ -44,66 +64,245 @@ impl Bucket {
             }
         }
     }
-}
 
-/// Every prefix's tasks.
-#[derive(Debug, Default)]
-pub(super) struct Listing(FastMap<Box<[u8]>, Bucket>);
-
-impl Listing {
-    /// Lists `key` under `prefix`.
-    pub(super) fn insert(&mut self, prefix: Vec<u8>, key: Key) {
-        match self.0.get_mut(&prefix[..]) {
-            Some(bucket) => bucket.insert(key),
-            None => {
-                self.0.insert(prefix.into(), Bucket::Small(vec![key]));
-            }
-        }
-    }
-
-    /// Takes `key` out of `prefix`.
-    pub(super) fn remove(&mut self, prefix: &[u8], key: &Key) {
-        let empty = match self.0.get_mut(prefix) {
-            Some(Bucket::Small(keys)) => {
+    /// Takes `key` out; whether the bucket is then empty.
+    fn remove(&mut self, key: &Key) -> bool {
+        match self {
+            Bucket::Small(keys) => {
                 if let Ok(at) = keys.binary_search(key) {
                     keys.remove(at);
                     keys.shrink_to_fit();
                 }
                 keys.is_empty()
             }
-            Some(Bucket::Large(set)) => {
+            Bucket::Large(set) => {
                 set.remove(key);
                 set.is_empty()
             }
-            None => false,
-        };
-        if empty {
-            self.0.remove(prefix);
         }
     }
 
-    /// How many tasks `prefix` holds.
-    pub(super) fn count(&self, prefix: &[u8]) -> usize {
-        match self.0.get(prefix) {
-            Some(Bucket::Small(keys)) => keys.len(),
-            Some(Bucket::Large(set)) => set.len(),
-            None => 0,
+    fn len(&self) -> usize {
+        match self {
+            Bucket::Small(keys) => keys.len(),
+            Bucket::Large(set) => set.len(),
         }
     }
 
-    /// The tasks of `prefix` from `start` on, in list order (or backwards, from the oldest).
-    pub(super) fn range<'a>(&'a self, prefix: &[u8], start: Bound<&Key>) -> Range<'a> {
-        match self.0.get(prefix) {
-            Some(Bucket::Small(keys)) => {
-                let from = match start {
-                    Bound::Unbounded => 0,
-                    Bound::Included(k) => keys.partition_point(|e| e < k),
-                    Bound::Excluded(k) => keys.partition_point(|e| e <= k),
+    fn range(&self, start: Bound<&Key>) -> Range<'_> {
+        match self {
+            Bucket::Small(keys) => Range::Small(keys[from(keys, |k| k, start)..].iter()),
+            Bucket::Large(set) => Range::Large(set.range((start, Bound::Unbounded))),
+        }
+    }
+}
+
+/// Where `start` falls in sorted `entries`.
+fn from<T>(entries: &[T], key: impl Fn(&T) -> &Key, start: Bound<&Key>) -> usize {
+    match start {
+        Bound::Unbounded => 0,
+        Bound::Included(k) => entries.partition_point(|e| key(e) < k),
+        Bound::Excluded(k) => entries.partition_point(|e| key(e) <= k),
+    }
+}
+
+/// A context's tasks. Most contexts hold a task or two: then one short sorted slice of keys
+/// with their states answers both the context and the context-and-state queries (a filter
+/// over at most [`SMALL`] entries). A larger context keeps a set, and a bucket per state.
+#[derive(Debug)]
+enum Context {
+    Small(Box<[(Key, State)]>),
+    Large(Box<LargeContext>),
+}
+
+#[derive(Debug, Default)]
+struct LargeContext {
+    all: BTreeSet<Key>,
+    by_state: FastMap<State, Bucket>,
+}
+
+impl Context {
+    fn insert(&mut self, key: Key, state: State) {
+        match self {
+            Context::Small(entries) => {
+                let Err(at) = entries.binary_search_by(|(k, _)| k.cmp(&key)) else {
+                    return;
                 };
-                Range::Small(keys[from..].iter())
+                if entries.len() < SMALL {
+                    let mut grown = std::mem::take(entries).into_vec();
+                    grown.reserve_exact(1);
+                    grown.insert(at, (key, state));
+                    *entries = grown.into_boxed_slice();
+                } else {
+                    let mut large = LargeContext::default();
+                    for (k, s) in std::mem::take(entries).into_vec() {
+                        large.insert(k, s);
+                    }
+                    large.insert(key, state);
+                    *self = Context::Large(Box::new(large));
+                }
             }
-            Some(Bucket::Large(set)) => Range::Large(set.range((start, Bound::Unbounded))),
-            None => Range::Small([].iter()),
+            Context::Large(large) => large.insert(key, state),
+        }
+    }
+
+    /// Takes `key` (in `state`) out; whether the context is then empty.
+    fn remove(&mut self, key: &Key, state: State) -> bool {
+        match self {
+            Context::Small(entries) => {
+                if let Ok(at) = entries.binary_search_by(|(k, _)| k.cmp(key)) {
+                    let mut left = std::mem::take(entries).into_vec();
+                    left.remove(at);
+                    *entries = left.into_boxed_slice();
+                }
+                entries.is_empty()
+            }
+            Context::Large(large) => {
+                large.all.remove(key);
+                if let Some(bucket) = large.by_state.get_mut(&state) {
+                    if bucket.remove(key) {
+                        large.by_state.remove(&state);
+                    }
+                }
+                large.all.is_empty()
+            }
+        }
+    }
+
+    fn count(&self, state: Option<State>) -> usize {
+        match (self, state) {
+            (Context::Small(entries), None) => entries.len(),
+            (Context::Small(entries), Some(s)) => entries.iter().filter(|e| e.1 == s).count(),
+            (Context::Large(large), None) => large.all.len(),
+            (Context::Large(large), Some(s)) => large.by_state.get(&s).map_or(0, Bucket::len),
+        }
+    }
+
+    fn range(&self, state: Option<State>, start: Bound<&Key>) -> Range<'_> {
+        match (self, state) {
+            (Context::Small(entries), state) => {
+                let at = from(entries, |e| &e.0, start);
+                Range::Context(entries[at..].iter(), state)
+            }
+            (Context::Large(large), None) => {
+                Range::Large(large.all.range((start, Bound::Unbounded)))
+            }
+            (Context::Large(large), Some(s)) => large
+                .by_state
+                .get(&s)
+                .map_or(Range::Small([].iter()), |b| b.range(start)),
+        }
+    }
+}
+
+impl LargeContext {
+    fn insert(&mut self, key: Key, state: State) {
+        self.by_state.entry(state).or_default().insert(key.clone());
+        self.all.insert(key);
+    }
+}
+
+/// One scope's indexes.
+#[derive(Debug, Default)]
+struct ScopeLists {
+    all: Bucket,
+    by_state: FastMap<State, Bucket>,
+    contexts: FastMap<ContextId, Context>,
+}
+
+/// Which of a scope's tasks a listing reads: all, or those of a context, of a state, or both.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Filter<'a> {
+    scope: &'a Scope,
+    context: Option<&'a ContextId>,
+    state: Option<State>,
+}
+
+impl<'a> Filter<'a> {
+    pub(super) fn new(
+        scope: &'a Scope,
+        context: Option<&'a ContextId>,
+        state: Option<&TaskState>,
+    ) -> Self {
+        Self {
+            scope,
+            context,
+            state: state.map(state_of),
+        }
+    }
+}
+
+/// Every scope's indexes.
+#[derive(Debug, Default)]
+pub(super) struct Listing(FastMap<Scope, ScopeLists>);
+
+impl Listing {
+    /// Lists `t`.
+    pub(super) fn insert(&mut self, t: &StoredTask) {
+        let (key, state) = (order_key(t), state_of(&t.task.status.state));
+        let lists = match self.0.get_mut(&t.scope) {
+            Some(lists) => lists,
+            None => self.0.entry(t.scope.clone()).or_default(),
+        };
+        lists.all.insert(key.clone());
+        lists.by_state.entry(state).or_default().insert(key.clone());
+        match lists.contexts.get_mut(&t.task.context_id) {
+            Some(context) => context.insert(key, state),
+            None => {
+                let entries = Box::new([(key, state)]);
+                let context = Context::Small(entries);
+                lists.contexts.insert(t.task.context_id.clone(), context);
+            }
+        }
+    }
+
+    /// Takes `t` out (as it was listed: same scope, context, state and status time).
+    pub(super) fn remove(&mut self, t: &StoredTask) {
+        let (key, state) = (order_key(t), state_of(&t.task.status.state));
+        let Some(lists) = self.0.get_mut(&t.scope) else {
+            return;
+        };
+        if let Some(bucket) = lists.by_state.get_mut(&state) {
+            if bucket.remove(&key) {
+                lists.by_state.remove(&state);
+            }
+        }
+        if let Some(context) = lists.contexts.get_mut(&t.task.context_id) {
+            if context.remove(&key, state) {
+                lists.contexts.remove(&t.task.context_id);
+            }
+        }
+        if lists.all.remove(&key) {
+            self.0.remove(&t.scope);
+        }
+    }
+
+    /// How many tasks `filter` selects.
+    pub(super) fn count(&self, filter: Filter<'_>) -> usize {
+        let Some(lists) = self.0.get(filter.scope) else {
+            return 0;
+        };
+        match (filter.context, filter.state) {
+            (None, None) => lists.all.len(),
+            (None, Some(s)) => lists.by_state.get(&s).map_or(0, Bucket::len),
+            (Some(c), state) => lists.contexts.get(c).map_or(0, |c| c.count(state)),
+        }
+    }
+
+    /// The tasks `filter` selects from `start` on, in list order (or backwards, from the
+    /// oldest).
+    pub(super) fn range<'a>(&'a self, filter: Filter<'_>, start: Bound<&Key>) -> Range<'a> {
+        let empty = Range::Small([].iter());
+        let Some(lists) = self.0.get(filter.scope) else {
+            return empty;
+        };
+        match (filter.context, filter.state) {
+            (None, None) => lists.all.range(start),
+            (None, Some(s)) => lists.by_state.get(&s).map_or(empty, |b| b.range(start)),
+            (Some(c), state) => lists
+                .contexts
+                .get(c)
+                .map_or(empty, |c| c.range(state, start)),
         }
     }
 }
@@ -112,6 +311,8 @@ impl Listing {
 pub(super) enum Range<'a> {
     Small(std::slice::Iter<'a, Key>),
     Large(btree_set::Range<'a, Key>),
+    /// A small context's entries, those in a state if one is given.
+    Context(std::slice::Iter<'a, (Key, State)>, Option<State>),
 }
 
 impl<'a> Iterator for Range<'a> {
@@ -121,6 +322,7 @@ impl<'a> Iterator for Range<'a> {
         match self {
             Range::Small(it) => it.next(),
             Range::Large(it) => it.next(),
+            Range::Context(it, state) => it.find(|e| state.is_none_or(|s| e.1 == s)).map(|e| &e.0),
         }
     }
 }
@@ -130,6 +332,7 @@ impl DoubleEndedIterator for Range<'_> {
         match self {
             Range::Small(it) => it.next_back(),
             Range::Large(it) => it.next_back(),
+            Range::Context(it, state) => it.rfind(|e| state.is_none_or(|s| e.1 == s)).map(|e| &e.0),
         }
     }
 }
@@ -137,44 +340,90 @@ impl DoubleEndedIterator for Range<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use a2a_core::{Task, TaskStatus, Timestamp};
+    use std::sync::Arc;
 
-    fn key(ms: i64, id: &str) -> Key {
-        (Reverse(ms), TaskId::from(id))
+    fn task(ms: i64, id: &str, context: &str, state: TaskState) -> StoredTask {
+        let mut status = TaskStatus::new(state);
+        status.timestamp = Timestamp::from_unix_millis(ms);
+        StoredTask {
+            task: Arc::new(Task::new(
+                TaskId::from(id),
+                ContextId::from(context),
+                status,
+            )),
+            version: 1,
+            scope: Scope::default(),
+        }
     }
 
+    /// Every filter reads the same small and large, in order, from any start, both ways.
     #[test]
-    fn a_prefix_reads_the_same_small_and_large() {
+    fn every_filter_reads_the_same_small_and_large() {
         let mut listing = Listing::default();
-        // Inserted out of order, past the small size, with removals on the way.
-        let mut expected = Vec::new();
-        for i in 0..(SMALL as i64 * 3) {
-            let k = key((i * 7) % 40, &format!("t{i:03}"));
-            listing.insert(b"p".to_vec(), k.clone());
-            expected.push(k);
+        let states = [TaskState::Working, TaskState::Completed, TaskState::Failed];
+        // Inserted out of order, well past the small size, with removals on the way; two
+        // contexts, three states.
+        let mut expected: Vec<StoredTask> = Vec::new();
+        for i in 0..(SMALL as i64 * 5) {
+            let t = task(
+                (i * 7) % 40,
+                &format!("t{i:03}"),
+                ["a", "b"][(i % 2) as usize],
+                states[(i % 3) as usize].clone(),
+            );
+            listing.insert(&t);
+            expected.push(t);
             if i % 5 == 0 {
                 let gone = expected.remove(expected.len() / 2);
-                listing.remove(b"p", &gone);
+                listing.remove(&gone);
             }
-            expected.sort();
-            let all: Vec<Key> = listing.range(b"p", Bound::Unbounded).cloned().collect();
-            assert_eq!(all, expected, "after {i}");
-            assert_eq!(listing.count(b"p"), expected.len());
-            let Some(mid) = expected.get(expected.len() / 2) else {
-                continue;
-            };
-            let after: Vec<Key> = listing.range(b"p", Bound::Excluded(mid)).cloned().collect();
-            assert_eq!(after, expected[expected.len() / 2 + 1..]);
-            let back: Vec<Key> = listing
-                .range(b"p", Bound::Unbounded)
-                .rev()
-                .cloned()
-                .collect();
-            assert!(back.iter().rev().eq(expected.iter()));
+            let scope = Scope::default();
+            let contexts = [None, Some(ContextId::from("a")), Some(ContextId::from("b"))];
+            for context in &contexts {
+                for state in [None, Some(TaskState::Working), Some(TaskState::Failed)] {
+                    let filter = Filter::new(&scope, context.as_ref(), state.as_ref());
+                    let mut want: Vec<Key> = expected
+                        .iter()
+                        .filter(|t| context.as_ref().is_none_or(|c| &t.task.context_id == c))
+                        .filter(|t| state.as_ref().is_none_or(|s| &t.task.status.state == s))
+                        .map(order_key)
+                        .collect();
+                    want.sort();
+                    let what = format!("after {i}, {context:?} {state:?}");
+                    let all: Vec<Key> = listing.range(filter, Bound::Unbounded).cloned().collect();
+                    assert_eq!(all, want, "{what}");
+                    assert_eq!(listing.count(filter), want.len(), "{what}");
+                    let back: Vec<Key> = listing
+                        .range(filter, Bound::Unbounded)
+                        .rev()
+                        .cloned()
+                        .collect();
+                    assert!(back.iter().rev().eq(want.iter()), "{what}");
+                    let Some(mid) = want.get(want.len() / 2) else {
+                        continue;
+                    };
+                    let after: Vec<Key> = listing
+                        .range(filter, Bound::Excluded(mid))
+                        .cloned()
+                        .collect();
+                    assert_eq!(after, want[want.len() / 2 + 1..], "{what}");
+                    let at: Vec<Key> = listing
+                        .range(filter, Bound::Included(mid))
+                        .cloned()
+                        .collect();
+                    assert_eq!(at, want[want.len() / 2..], "{what}");
+                }
+            }
         }
-        assert_eq!(listing.count(b"other"), 0);
-        for k in expected {
-            listing.remove(b"p", &k);
+        let other = Scope {
+            tenant: Some("other".into()),
+            owner: None,
+        };
+        assert_eq!(listing.count(Filter::new(&other, None, None)), 0);
+        for t in expected {
+            listing.remove(&t);
         }
-        assert!(listing.0.is_empty(), "an empty prefix is dropped");
+        assert!(listing.0.is_empty(), "an empty scope is dropped");
     }
 }
