@@ -51,7 +51,7 @@ pub use self::sled::{
     CLAIM_EXPIRY_WALK, DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SNAPSHOT_EVERY,
     SledStore,
 };
-pub use memory::MemoryStore;
+pub use memory::{DECODED_CACHE_BYTES, MemoryStore};
 pub(crate) use metered::Metered;
 
 /// The hash map of the server's in-memory indexes: foldhash, several times cheaper than the
@@ -89,7 +89,7 @@ pub struct StoredTask {
 impl StoredTask {
     /// The task's status timestamp in milliseconds (0 when unset), the list order key.
     pub fn sort_millis(&self) -> i64 {
-        self.task.status.timestamp.map_or(0, Timestamp::unix_millis)
+        status_millis(&self.task)
     }
 }
 
@@ -456,7 +456,13 @@ pub(crate) fn may_advance(stored: &PushRecord, record: &PushRecord, expected: u6
     stored.config == record.config && stored.dead_letter.is_none() && stored.delivered == expected
 }
 
-/// The list order key: newest first, then by id. Encoded in page tokens.
+/// A task's status time in milliseconds (0 when unset): the list and retention order.
+pub(crate) fn status_millis(task: &Task) -> i64 {
+    task.status.timestamp.map_or(0, Timestamp::unix_millis)
+}
+
+/// The list order key: newest first, then by id (what the store tests expect of a listing).
+#[cfg(any(test, feature = "testing"))]
 pub(crate) fn order_key(t: &StoredTask) -> (std::cmp::Reverse<i64>, TaskId) {
     (std::cmp::Reverse(t.sort_millis()), t.task.id.clone())
 }

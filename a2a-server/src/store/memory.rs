@@ -5,8 +5,7 @@
 use super::index;
 use super::lease::DeliveryLeases;
 use super::{
-    FastMap, ListPage, ListQuery, LoggedEvent, PushRecord, Scope, StoreError, StoredTask,
-    TaskStore, order_key,
+    FastMap, ListPage, ListQuery, LoggedEvent, PushRecord, Scope, StoreError, StoredTask, TaskStore,
 };
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -16,17 +15,22 @@ use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 
 mod claims;
+mod held;
 mod listing;
 mod log;
 mod push;
 
+pub use held::DECODED_CACHE_BYTES;
+use held::{Decoded, Held};
 use listing::{Filter, Key, Listing};
 use log::Log;
 
 /// Keeps tasks in a hash map plus ordered indexes: one by status time (for retention) and the
 /// listing indexes (`memory/listing.rs`: a scope's tasks, by context, by state, by both), so
 /// that a listing reads only the tasks of its page; message claims by key and by receipt time;
-/// webhook registrations by task, with the tasks that have some in order.
+/// webhook registrations by task, with the tasks that have some in order. A finished task is
+/// kept as its JSON, about half the memory of the decoded task; the finished tasks read most
+/// recently are kept decoded too (up to [`DECODED_CACHE_BYTES`] of their JSON).
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: RwLock<Inner>,
@@ -34,17 +38,44 @@ pub struct MemoryStore {
     max_tasks: Option<usize>,
     /// The webhook delivery leases.
     leases: DeliveryLeases,
+    /// Finished tasks read recently, decoded (see `memory/held.rs`).
+    decoded: Decoded,
     /// Index entries visited by listings (to test that a page costs O(page)).
     #[cfg(test)]
     visited: std::sync::atomic::AtomicUsize,
 }
 
-/// A task and its log. Boxed in the map: a store holds many tasks, and growing a table of
-/// large inline values copies (and page-faults in) all of them.
+/// A task, its version, scope and log. Boxed in the map: a store holds many tasks, and
+/// growing a table of large inline values copies (and page-faults in) all of them.
 #[derive(Debug)]
 struct Entry {
-    stored: StoredTask,
+    held: Held,
+    version: u64,
+    /// The task's scope, unless it is the default one (most servers have no tenants and no
+    /// authentication: that saves 40 bytes a task).
+    scope: Option<Box<Scope>>,
     log: Log,
+}
+
+/// The default scope.
+static NO_SCOPE: Scope = Scope {
+    tenant: None,
+    owner: None,
+};
+
+impl Entry {
+    fn scope(&self) -> &Scope {
+        self.scope.as_deref().unwrap_or(&NO_SCOPE)
+    }
+
+    /// The stored task (decoded, if finished).
+    fn stored(&self, id: &TaskId, decoded: &Decoded) -> Result<StoredTask, StoreError> {
+        Ok(StoredTask {
+            task: self.held.task(id, self.version, decoded)?,
+            version: self.version,
+            scope: self.scope().clone(),
+        })
+    }
 }
 
 #[derive(Debug, Default)]
@@ -65,7 +96,7 @@ struct Inner {
 impl Inner {
     /// Evicts finished tasks, oldest status first, until at most `keep` are left or none can
     /// go (see [`MemoryStore::with_max_tasks`]).
-    fn evict(&mut self, keep: usize, leases: &DeliveryLeases) {
+    fn evict(&mut self, keep: usize, leases: &DeliveryLeases, decoded: &Decoded) {
         let mut skipped = 0;
         while self.tasks.len() > keep {
             let Some(id) = self
@@ -83,7 +114,7 @@ impl Inner {
             else {
                 return;
             };
-            self.remove(&id, leases);
+            self.remove(&id, leases, decoded);
         }
     }
 
@@ -93,7 +124,7 @@ impl Inner {
             return true;
         };
         let logged = entry.log.len() as u64;
-        entry.stored.task.status.state.is_terminal()
+        entry.held.state().is_terminal()
             && self.pushes.get(id).is_none_or(|p| {
                 p.records
                     .iter()
@@ -102,34 +133,20 @@ impl Inner {
     }
 
     /// Removes the task `id` with its indexes and webhooks; whether it was there.
-    fn remove(&mut self, id: &TaskId, leases: &DeliveryLeases) -> bool {
+    fn remove(&mut self, id: &TaskId, leases: &DeliveryLeases, decoded: &Decoded) -> bool {
         if self.pushes.remove(id).is_some() {
             self.push_tasks.remove(id.as_str());
         }
         leases.forget(id);
-        match self.tasks.remove(id).map(|e| e.stored) {
-            Some(t) => {
-                self.index.remove(&order_key(&t));
-                self.reindex(Some(&t), None);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Moves a task's listing entries from `old` to `new` (either may be absent).
-    fn reindex(&mut self, old: Option<&StoredTask>, new: Option<&StoredTask>) {
-        if let (Some(o), Some(n)) = (old, new) {
-            if index::unmoved(o, n) {
-                return;
-            }
-        }
-        if let Some(old) = old {
-            self.lists.remove(old);
-        }
-        if let Some(new) = new {
-            self.lists.insert(new);
-        }
+        let Some(e) = self.tasks.remove(id) else {
+            return false;
+        };
+        let (held, key) = (&e.held, e.held.key(id));
+        self.lists
+            .remove(e.scope(), held.context(), held.state(), &key);
+        self.index.remove(&key);
+        decoded.remove(id);
+        true
     }
 }
 
@@ -169,13 +186,12 @@ impl MemoryStore {
 #[async_trait]
 impl TaskStore for MemoryStore {
     async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-        Ok(self
-            .inner
-            .read()
-            .expect("store lock")
+        let inner = self.inner.read().expect("store lock");
+        inner
             .tasks
             .get(id)
-            .map(|e| e.stored.clone()))
+            .map(|e| e.stored(id, &self.decoded))
+            .transpose()
     }
 
     async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
@@ -184,19 +200,25 @@ impl TaskStore for MemoryStore {
             return Err(StoreError::AlreadyExists(task.id.clone()));
         }
         if let Some(max) = self.max_tasks {
-            inner.evict(max - 1, &self.leases);
+            inner.evict(max - 1, &self.leases, &self.decoded);
         }
+        let entry = Box::new(Entry {
+            log: Log::created(task.clone()),
+            held: Held::new(task.clone())?,
+            version: 1,
+            scope: (scope != NO_SCOPE).then(|| Box::new(scope)),
+        });
+        let key = entry.held.key(&task.id);
+        let (held, scope) = (&entry.held, entry.scope());
+        inner
+            .lists
+            .insert(scope, held.context(), held.state(), key.clone());
+        inner.index.insert(key);
         let stored = StoredTask {
             task,
             version: 1,
-            scope,
+            scope: entry.scope().clone(),
         };
-        inner.index.insert(order_key(&stored));
-        inner.reindex(None, Some(&stored));
-        let entry = Box::new(Entry {
-            log: Log::created(stored.task.clone()),
-            stored: stored.clone(),
-        });
         inner.tasks.insert(stored.task.id.clone(), entry);
         Ok(stored)
     }
@@ -212,29 +234,39 @@ impl TaskStore for MemoryStore {
         let Some(entry) = inner.tasks.get_mut(&task.id) else {
             return Err(StoreError::NotFound(task.id.clone()));
         };
-        let current = &mut entry.stored;
-        if current.version != expected_version {
+        if entry.version != expected_version {
             return Err(StoreError::VersionConflict {
                 expected: expected_version,
-                found: current.version,
+                found: entry.version,
             });
         }
-        let old_key = order_key(current);
-        entry.log.push(&current.task, event);
-        let old = current.clone();
-        current.task = task;
-        current.version += 1;
-        if current.task.status.state.is_terminal() {
-            entry.log.compact(&current.task);
+        let id = &task.id;
+        let (old_key, old_state) = (entry.held.key(id), entry.held.state().clone());
+        // Encoded first: a task that cannot be leaves the entry as it was.
+        let held = Held::new(task.clone())?;
+        let current = entry.held.task(id, entry.version, &self.decoded)?;
+        entry.log.push(&current, event);
+        if task.status.state.is_terminal() {
+            entry.log.compact(&task);
         }
-        let new_key = order_key(current);
-        let stored = current.clone();
-        if old_key != new_key {
+        entry.held = held;
+        entry.version += 1;
+        let new_key = entry.held.key(id);
+        // A task keeps its scope and context: only a new status time or state moves it.
+        if old_key != new_key || old_state != *entry.held.state() {
+            let (scope, context) = (entry.scope(), entry.held.context());
+            inner.lists.remove(scope, context, &old_state, &old_key);
+            inner
+                .lists
+                .insert(scope, context, entry.held.state(), new_key.clone());
             inner.index.remove(&old_key);
             inner.index.insert(new_key);
         }
-        inner.reindex(Some(&old), Some(&stored));
-        Ok(stored)
+        Ok(StoredTask {
+            task,
+            version: entry.version,
+            scope: entry.scope().clone(),
+        })
     }
 
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
@@ -274,7 +306,7 @@ impl TaskStore for MemoryStore {
                 break;
             }
             if let Some(e) = inner.tasks.get(&entry.1) {
-                tasks.push(e.stored.clone());
+                tasks.push(e.stored(&entry.1, &self.decoded)?);
             }
         }
         #[cfg(test)]
@@ -295,11 +327,15 @@ impl TaskStore for MemoryStore {
             return Ok(Vec::new());
         };
         let start = usize::try_from(after).unwrap_or(usize::MAX);
+        if start >= entry.log.len() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let task = entry.held.task(id, entry.version, &self.decoded)?;
         Ok((start..entry.log.len())
             .take(limit)
             .zip(after + 1..)
             .filter_map(|(i, seq)| {
-                let event = entry.log.event(i, &entry.stored.task)?;
+                let event = entry.log.event(i, &task)?;
                 Some(LoggedEvent { seq, event })
             })
             .collect())
@@ -307,7 +343,7 @@ impl TaskStore for MemoryStore {
 
     async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
         let mut inner = self.inner.write().expect("store lock");
-        Ok(inner.remove(id, &self.leases))
+        Ok(inner.remove(id, &self.leases, &self.decoded))
     }
 
     async fn terminal_before(
@@ -322,11 +358,9 @@ impl TaskStore for MemoryStore {
             .iter()
             .rev()
             .take_while(|(Reverse(ms), _)| *ms < before)
-            .filter_map(|(_, id)| inner.tasks.get(id.as_str()))
-            .map(|e| &e.stored)
-            .filter(|t| t.task.status.state.is_terminal())
+            .filter(|(_, id)| (inner.tasks.get(id)).is_some_and(|e| e.held.state().is_terminal()))
             .take(limit)
-            .map(|t| t.task.id.clone())
+            .map(|(_, id)| id.clone())
             .collect())
     }
 
@@ -341,20 +375,17 @@ impl TaskStore for MemoryStore {
         // state would cost every write instead.
         let inner = self.inner.read().expect("store lock");
         let after = |id: &str| after.is_none_or(|a| id > a.as_str());
-        let mut ids: Vec<&str> = inner
+        let mut ids: Vec<&TaskId> = inner
             .tasks
-            .values()
-            .map(|e| &e.stored.task)
-            .filter(|t| states.contains(&t.status.state) && after(t.id.as_str()))
-            .map(|t| t.id.as_str())
+            .iter()
+            .filter(|(id, e)| states.contains(e.held.state()) && after(id.as_str()))
+            .map(|(id, _)| id)
             .collect();
         ids.sort_unstable();
-        ids.dedup();
         ids.truncate(limit);
-        Ok(ids
-            .into_iter()
-            .filter_map(|id| inner.tasks.get(id).map(|e| e.stored.clone()))
-            .collect())
+        ids.into_iter()
+            .filter_map(|id| inner.tasks.get(id).map(|e| e.stored(id, &self.decoded)))
+            .collect()
     }
 }
 
@@ -500,6 +531,73 @@ mod tests {
         // m1 is forgotten: claiming it again succeeds; m3 is remembered.
         assert!(store.claim_message("m3", claim(4)).await.unwrap().is_some());
         assert!(store.claim_message("m1", claim(5)).await.unwrap().is_none());
+    }
+
+    /// A finished task is kept as its JSON and reads back equal, field for field, from the
+    /// store and from its log; a second read shares the first one's decoded task; writing the
+    /// task again (a store is told to, whatever the lifecycle says) or deleting it is seen by
+    /// the next read.
+    #[tokio::test]
+    async fn a_finished_task_is_kept_encoded_and_reads_back_equal() {
+        use crate::store::tests::{chunk, fold_of_log, status_event, task_at, write};
+        let store = MemoryStore::new();
+        let held = |id: &str| {
+            let inner = store.inner.read().unwrap();
+            matches!(inner.tasks[id].held, Held::Finished(_))
+        };
+        let mut t = task_at("t", "ctx", TaskState::Working, 5);
+        t.history = vec![a2a_core::Message::user_text("hello")];
+        t.metadata = Some(serde_json::from_str(r#"{"n": 1, "f": 0.5, "s": "\u00e9\n"}"#).unwrap());
+        let mut stored = store.create(Arc::new(t), Scope::default()).await.unwrap();
+        stored = write(&store, &stored, chunk(&stored.task, "a", 0)).await;
+        assert!(!held("t"), "a running task is kept as it is");
+        let mut done = Task::clone(&stored.task);
+        done.status = a2a_core::TaskStatus::new(TaskState::Completed);
+        done.status.timestamp = Timestamp::from_unix_millis(9);
+        let event = status_event(&done);
+        let finished = store
+            .update(Arc::new(done.clone()), stored.version, &event)
+            .await
+            .unwrap();
+        assert!(held("t"), "a finished task is kept encoded");
+
+        let first = store.get(&TaskId::from("t")).await.unwrap().unwrap();
+        assert_eq!(first, finished);
+        assert_eq!(*first.task, done);
+        let again = store.get(&TaskId::from("t")).await.unwrap().unwrap();
+        assert!(Arc::ptr_eq(&first.task, &again.task), "decoded once");
+        assert_eq!(
+            fold_of_log(&store, &TaskId::from("t")).await,
+            (done.clone(), 3)
+        );
+        let query = ListQuery {
+            context_id: Some(a2a_core::ContextId::from("ctx")),
+            status: Some(TaskState::Completed),
+            page_size: 10,
+            ..ListQuery::default()
+        };
+        assert_eq!(
+            store.list(&query).await.unwrap().tasks,
+            std::slice::from_ref(&finished)
+        );
+        let terminal = store.terminal_before(Timestamp::from_unix_millis(10).unwrap(), 10);
+        assert_eq!(terminal.await.unwrap(), [TaskId::from("t")]);
+
+        let mut changed = done.clone();
+        changed.status.timestamp = Timestamp::from_unix_millis(11);
+        let event = status_event(&changed);
+        store
+            .update(Arc::new(changed.clone()), finished.version, &event)
+            .await
+            .unwrap();
+        let read = store.get(&TaskId::from("t")).await.unwrap().unwrap();
+        assert_eq!((read.version, &*read.task), (4, &changed));
+        assert_eq!(store.list(&query).await.unwrap().tasks, [read]);
+
+        assert!(store.delete(&TaskId::from("t")).await.unwrap());
+        assert_eq!(store.get(&TaskId::from("t")).await.unwrap(), None);
+        assert!(!store.decoded.holds(&TaskId::from("t")), "forgotten");
+        assert_eq!(store.list(&query).await.unwrap().tasks, []);
     }
 
     #[tokio::test]

@@ -5,7 +5,7 @@
 //! all three), kept as typed maps instead: a prefix built, allocated and hashed as bytes cost
 //! every write twelve of them, and each context held two of its own.
 
-use crate::store::{FastMap, Scope, StoredTask, order_key};
+use crate::store::{FastMap, Scope};
 use a2a_core::{ContextId, TaskId, TaskState};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, btree_set};
@@ -237,43 +237,54 @@ impl<'a> Filter<'a> {
 pub(super) struct Listing(FastMap<Scope, ScopeLists>);
 
 impl Listing {
-    /// Lists `t`.
-    pub(super) fn insert(&mut self, t: &StoredTask) {
-        let (key, state) = (order_key(t), state_of(&t.task.status.state));
-        let lists = match self.0.get_mut(&t.scope) {
+    /// Lists the task at `key` (its status time and id) under its scope, context and state.
+    pub(super) fn insert(
+        &mut self,
+        scope: &Scope,
+        context: &ContextId,
+        state: &TaskState,
+        key: Key,
+    ) {
+        let state = state_of(state);
+        let lists = match self.0.get_mut(scope) {
             Some(lists) => lists,
-            None => self.0.entry(t.scope.clone()).or_default(),
+            None => self.0.entry(scope.clone()).or_default(),
         };
         lists.all.insert(key.clone());
         lists.by_state.entry(state).or_default().insert(key.clone());
-        match lists.contexts.get_mut(&t.task.context_id) {
-            Some(context) => context.insert(key, state),
+        match lists.contexts.get_mut(context) {
+            Some(listed) => listed.insert(key, state),
             None => {
-                let entries = Box::new([(key, state)]);
-                let context = Context::Small(entries);
-                lists.contexts.insert(t.task.context_id.clone(), context);
+                let listed = Context::Small(Box::new([(key, state)]));
+                lists.contexts.insert(context.clone(), listed);
             }
         }
     }
 
-    /// Takes `t` out (as it was listed: same scope, context, state and status time).
-    pub(super) fn remove(&mut self, t: &StoredTask) {
-        let (key, state) = (order_key(t), state_of(&t.task.status.state));
-        let Some(lists) = self.0.get_mut(&t.scope) else {
+    /// Takes the task at `key` out (as it was listed: same scope, context and state).
+    pub(super) fn remove(
+        &mut self,
+        scope: &Scope,
+        context: &ContextId,
+        state: &TaskState,
+        key: &Key,
+    ) {
+        let state = state_of(state);
+        let Some(lists) = self.0.get_mut(scope) else {
             return;
         };
         if let Some(bucket) = lists.by_state.get_mut(&state) {
-            if bucket.remove(&key) {
+            if bucket.remove(key) {
                 lists.by_state.remove(&state);
             }
         }
-        if let Some(context) = lists.contexts.get_mut(&t.task.context_id) {
-            if context.remove(&key, state) {
-                lists.contexts.remove(&t.task.context_id);
+        if let Some(listed) = lists.contexts.get_mut(context) {
+            if listed.remove(key, state) {
+                lists.contexts.remove(context);
             }
         }
-        if lists.all.remove(&key) {
-            self.0.remove(&t.scope);
+        if lists.all.remove(key) {
+            self.0.remove(scope);
         }
     }
 
@@ -340,8 +351,26 @@ impl DoubleEndedIterator for Range<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{StoredTask, order_key};
     use a2a_core::{Task, TaskStatus, Timestamp};
     use std::sync::Arc;
+
+    impl Listing {
+        fn insert_task(&mut self, t: &StoredTask) {
+            let task = &t.task;
+            self.insert(&t.scope, &task.context_id, &task.status.state, order_key(t));
+        }
+
+        fn remove_task(&mut self, t: &StoredTask) {
+            let task = &t.task;
+            self.remove(
+                &t.scope,
+                &task.context_id,
+                &task.status.state,
+                &order_key(t),
+            );
+        }
+    }
 
     fn task(ms: i64, id: &str, context: &str, state: TaskState) -> StoredTask {
         let mut status = TaskStatus::new(state);
@@ -372,11 +401,11 @@ mod tests {
                 ["a", "b"][(i % 2) as usize],
                 states[(i % 3) as usize].clone(),
             );
-            listing.insert(&t);
+            listing.insert_task(&t);
             expected.push(t);
             if i % 5 == 0 {
                 let gone = expected.remove(expected.len() / 2);
-                listing.remove(&gone);
+                listing.remove_task(&gone);
             }
             let scope = Scope::default();
             let contexts = [None, Some(ContextId::from("a")), Some(ContextId::from("b"))];
@@ -422,7 +451,7 @@ mod tests {
         };
         assert_eq!(listing.count(Filter::new(&other, None, None)), 0);
         for t in expected {
-            listing.remove(&t);
+            listing.remove_task(&t);
         }
         assert!(listing.0.is_empty(), "an empty scope is dropped");
     }
