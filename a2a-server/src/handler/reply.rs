@@ -1,7 +1,9 @@
 //! What the handler answers with: tasks shared with the store rather than copied, and
 //! serialized at most once per version.
 
+use super::with_history;
 use crate::cache::{Fifo, Weigh};
+use crate::store::{Store, StoredTask};
 use a2a_core::{Error, ErrorKind, Message, SendMessageResponse, Task, TaskId};
 use bytes::Bytes;
 use serde::Serialize;
@@ -106,27 +108,55 @@ impl SerializedTasks {
 
 /// A task as [`RequestHandler`](crate::RequestHandler) answers it: shared with the store
 /// rather than copied. It reads as a [`Task`] (`Deref`); [`TaskReply::into_task`] takes it.
-/// Serialized (with `serde_json`), it writes the task's JSON, which for `GetTask` of an
-/// unchanged task is the JSON of an earlier answer.
+/// Serialized (with `serde_json`), it writes the task's JSON: the store's own JSON of it when
+/// the store keeps one (the memory store does for finished tasks), else for `GetTask` of an
+/// unchanged task the JSON of an earlier answer.
 #[derive(Clone, Debug)]
 pub struct TaskReply {
     task: Arc<Task>,
-    /// The stored version and the handler's serialized tasks, when this is the stored task
-    /// (its history not cut).
-    cache: Option<(u64, Arc<SerializedTasks>)>,
+    json: Json,
+}
+
+/// Where a [`TaskReply`]'s JSON comes from.
+#[derive(Clone, Debug)]
+enum Json {
+    /// Serialized from the task.
+    Task,
+    /// The handler's serialized tasks, at the stored version (the task's history not cut).
+    Cached(u64, Arc<SerializedTasks>),
+    /// The store's own JSON of the task ([`TaskStore::task_json`]).
+    ///
+    /// [`TaskStore::task_json`]: crate::store::TaskStore::task_json
+    Stored(Box<RawValue>),
 }
 
 impl TaskReply {
     pub(crate) fn new(task: Arc<Task>) -> Self {
-        Self { task, cache: None }
-    }
-
-    /// The stored task at `version`, serialized through `cache`.
-    pub(crate) fn cached(task: Arc<Task>, version: u64, cache: Arc<SerializedTasks>) -> Self {
         Self {
             task,
-            cache: Some((version, cache)),
+            json: Json::Task,
         }
+    }
+
+    /// `stored`'s task with at most `history_length` messages of history. Unless that cuts
+    /// it, it is written as the store's JSON of it when the store keeps one, else through
+    /// `cache` if given; a cut task is serialized.
+    pub(crate) fn stored(
+        store: &dyn Store,
+        stored: StoredTask,
+        history_length: Option<i32>,
+        cache: Option<&Arc<SerializedTasks>>,
+    ) -> Self {
+        let task = with_history(stored.task.clone(), history_length);
+        if !Arc::ptr_eq(&task, &stored.task) {
+            return Self::new(task); // cut: not the stored version
+        }
+        let json = match (store.task_json(&task.id, stored.version), cache) {
+            (Some(json), _) => Json::Stored(json),
+            (None, Some(cache)) => Json::Cached(stored.version, cache.clone()),
+            (None, None) => Json::Task,
+        };
+        Self { task, json }
     }
 
     /// The task (copied only if the store still shares it).
@@ -142,11 +172,15 @@ impl TaskReply {
     /// The task's protobuf encoding (`lf.a2a.v1.Task`): for `GetTask` of an unchanged task,
     /// the encoding of an earlier answer.
     pub(crate) fn proto(&self) -> Result<Bytes, Error> {
-        match &self.cache {
-            Some((version, cache)) => cache.proto(&self.task, *version),
-            None => a2a_core::proto::encode(&*self.task, &a2a_core::proto::schema::TASK)
-                .map(Bytes::from)
-                .map_err(|e| Error::new(ErrorKind::Internal, format!("task not encodable: {e}"))),
+        match &self.json {
+            Json::Cached(version, cache) => cache.proto(&self.task, *version),
+            Json::Task | Json::Stored(_) => {
+                a2a_core::proto::encode(&*self.task, &a2a_core::proto::schema::TASK)
+                    .map(Bytes::from)
+                    .map_err(|e| {
+                        Error::new(ErrorKind::Internal, format!("task not encodable: {e}"))
+                    })
+            }
         }
     }
 }
@@ -179,12 +213,13 @@ impl PartialEq<Task> for TaskReply {
 
 impl Serialize for TaskReply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.cache {
-            Some((version, cache)) => cache
+        match &self.json {
+            Json::Cached(version, cache) => cache
                 .json(&self.task, *version)
                 .map_err(serde::ser::Error::custom)?
                 .serialize(serializer),
-            None => self.task.serialize(serializer),
+            Json::Stored(json) => json.serialize(serializer),
+            Json::Task => self.task.serialize(serializer),
         }
     }
 }
@@ -206,5 +241,49 @@ impl From<SendReply> for SendMessageResponse {
             SendReply::Task(task) => Self::Task(task.into_task()),
             SendReply::Message(m) => Self::Message(m),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemoryStore;
+    use crate::store::TaskStore as _;
+    use crate::store::tests::{status_event, task_at};
+    use a2a_core::TaskState;
+
+    /// A reply written from the store's JSON is the task's own JSON. A cut history, or a
+    /// version the store has moved past, is serialized from the task; a running task (which a
+    /// memory store keeps decoded) goes through the handler's cache when one is given.
+    #[tokio::test]
+    async fn a_reply_from_the_stores_json_is_the_tasks_json() {
+        let memory = MemoryStore::new();
+        let store: &dyn Store = &memory;
+        let mut t = task_at("t", "c", TaskState::Working, 5);
+        t.history = vec![Message::user_text("one"), Message::user_text("two")];
+        let scope = crate::Scope::default();
+        let running = memory.create(Arc::new(t.clone()), scope).await.unwrap();
+        let cache = Arc::new(SerializedTasks::new(1024 * 1024));
+        let reply = TaskReply::stored(store, running.clone(), None, Some(&cache));
+        assert!(matches!(reply.json, Json::Cached(1, _)));
+
+        t.status = a2a_core::TaskStatus::new(TaskState::Completed);
+        let event = status_event(&t);
+        let done = memory.update(Arc::new(t.clone()), 1, &event).await.unwrap();
+        let json = |r: &TaskReply| serde_json::to_string(r).unwrap();
+        let reply = TaskReply::stored(store, done.clone(), None, Some(&cache));
+        assert!(matches!(reply.json, Json::Stored(_)));
+        assert_eq!(json(&reply), serde_json::to_string(&t).unwrap());
+        assert_eq!(*reply, t);
+
+        let cut = TaskReply::stored(store, done, Some(1), None);
+        assert!(matches!(cut.json, Json::Task));
+        let mut short = t.clone();
+        short.truncate_history(Some(1));
+        assert_eq!(json(&cut), serde_json::to_string(&short).unwrap());
+
+        let stale = TaskReply::stored(store, running, None, None);
+        assert!(matches!(stale.json, Json::Task));
+        assert_eq!(stale.status.state, TaskState::Working);
     }
 }

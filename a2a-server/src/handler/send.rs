@@ -1,12 +1,9 @@
 //! `SendMessage` and `SendStreamingMessage`: starting or continuing a task, and answering a
 //! retried message as the first time.
 
-use super::{
-    CallContext, EventStream, RequestHandler, SendReply, StreamEvent, TaskReply, follow,
-    with_history,
-};
+use super::{CallContext, EventStream, RequestHandler, SendReply, StreamEvent, TaskReply, follow};
 use crate::engine::{Change, TaskCell, Update};
-use crate::store::{MessageClaim, Scope, StoredTask};
+use crate::store::{MessageClaim, Scope, Store, StoredTask};
 use a2a_core::{
     ContextId, Error, ErrorKind, Message, SendMessageRequest, StreamResponse, Task, TaskId,
     TaskPushNotificationConfig, Validate,
@@ -322,7 +319,7 @@ impl RequestHandler {
         if !settled {
             wait(&cell, &mut rx, immediately).await;
         }
-        let answer = Self::answer(&cell, history_length).await;
+        let answer = Self::answer(&cell, history_length, &*self.rt.store).await;
         self.rt.release(cell);
         answer
     }
@@ -363,30 +360,38 @@ impl RequestHandler {
                 },
             }
         }
-        let task = self.load(cx, &id).await?.task;
-        Ok(SendReply::Task(TaskReply::new(with_history(
-            task,
+        let stored = self.load(cx, &id).await?;
+        let store = &*self.rt.store;
+        Ok(SendReply::Task(TaskReply::stored(
+            store,
+            stored,
             history_length,
-        ))))
+            None,
+        )))
     }
 
     /// What a `SendMessage` that ran on `cell` answers, once it waited.
-    async fn answer(cell: &TaskCell, history_length: Option<i32>) -> Result<SendReply, Error> {
+    async fn answer(
+        cell: &TaskCell,
+        history_length: Option<i32>,
+        store: &dyn Store,
+    ) -> Result<SendReply, Error> {
         if let Some(refusal) = cell.refusal().await {
             return Err(refusal);
         }
         if let Some(m) = cell.reply().await {
             return Ok(SendReply::Message(m));
         }
-        let task = cell
+        let stored = cell
             .snapshot()
             .await
-            .ok_or_else(|| Error::new(ErrorKind::Internal, "the task was not created"))?
-            .task;
-        Ok(SendReply::Task(TaskReply::new(with_history(
-            task,
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "the task was not created"))?;
+        Ok(SendReply::Task(TaskReply::stored(
+            store,
+            stored,
             history_length,
-        ))))
+            None,
+        )))
     }
 
     /// `SendStreamingMessage`: the task (or a single message) first, then its events. A

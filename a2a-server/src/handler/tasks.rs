@@ -53,15 +53,9 @@ impl RequestHandler {
     ) -> Result<TaskReply, Error> {
         req.validate()?;
         let stored = self.load(cx, &req.id).await?;
-        let task = with_history(stored.task.clone(), req.history_length);
-        if !Arc::ptr_eq(&task, &stored.task) {
-            return Ok(TaskReply::new(task)); // cut: not the stored version
-        }
-        Ok(TaskReply::cached(
-            task,
-            stored.version,
-            self.serialized.clone(),
-        ))
+        let cache = Some(&self.serialized);
+        let store = &*self.rt.store;
+        Ok(TaskReply::stored(store, stored, req.history_length, cache))
     }
 
     /// `ListTasks`: newest status first, cursor paging.

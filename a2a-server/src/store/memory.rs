@@ -194,6 +194,12 @@ impl TaskStore for MemoryStore {
             .transpose()
     }
 
+    fn task_json(&self, id: &TaskId, version: u64) -> Option<Box<serde_json::value::RawValue>> {
+        let inner = self.inner.read().expect("store lock");
+        let entry = inner.tasks.get(id).filter(|e| e.version == version)?;
+        entry.held.json().map(ToOwned::to_owned)
+    }
+
     async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
         let mut inner = self.inner.write().expect("store lock");
         if inner.tasks.contains_key(&task.id) {

@@ -84,6 +84,10 @@ impl TaskStore for Metered {
         timed!(self.get(id))
     }
 
+    fn task_json(&self, id: &TaskId, version: u64) -> Option<Box<serde_json::value::RawValue>> {
+        self.inner.task_json(id, version)
+    }
+
     async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
         timed!(self.create(task, scope))
     }

@@ -6,12 +6,16 @@
 //! retention read (context, state, status time), so that listing, evicting or expiring a
 //! finished task decodes nothing. A read decodes it; the tasks read most recently stay decoded
 //! in [`Decoded`] (up to [`DECODED_CACHE_BYTES`] of their JSON), so that a client polling a
-//! result, or paging the newest tasks, does not decode them again.
+//! result, or paging the newest tasks, does not decode them again. An answer with a finished
+//! task writes this JSON as it is ([`TaskStore::task_json`]): the task is serialized once.
+//!
+//! [`TaskStore::task_json`]: crate::store::TaskStore::task_json
 
 use super::listing::Key;
 use crate::cache::{Fifo, Weigh};
 use crate::store::{StoreError, status_millis as millis};
 use a2a_core::{ContextId, Task, TaskId, TaskState};
+use serde_json::value::RawValue;
 use std::cmp::Reverse;
 use std::sync::{Arc, Mutex};
 
@@ -29,7 +33,7 @@ pub(super) enum Held {
 /// A finished task: its JSON, and what the indexes read.
 #[derive(Debug)]
 pub(super) struct Finished {
-    json: Box<[u8]>,
+    json: Box<RawValue>,
     context: ContextId,
     millis: i64,
     /// Its state, as a place in [`STATES`].
@@ -50,27 +54,22 @@ impl Held {
         let Some(state) = STATES.iter().position(|s| *s == task.status.state) else {
             return Ok(Held::Live(task));
         };
-        thread_local! {
-            /// Where tasks are encoded before their JSON is copied out, exactly as long as it
-            /// is: a vector grown while encoding would be reallocated twice or thrice and keep
-            /// up to half its size spare.
-            static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        let json = SCRATCH.with_borrow_mut(|buf| {
-            buf.clear();
-            let json = serde_json::to_writer(&mut *buf, &*task).map(|()| Box::from(&buf[..]));
-            if buf.capacity() > 64 * 1024 {
-                *buf = Vec::new(); // a large task's room is not kept
-            }
-            json
-        });
-        let json = json.map_err(|e| StoreError::Backend(Box::new(e)))?;
+        let json = serde_json::value::to_raw_value(&*task)
+            .map_err(|e| StoreError::Backend(Box::new(e)))?;
         Ok(Held::Finished(Finished {
             json,
             context: task.context_id.clone(),
             millis: millis(&task),
             state: u8::try_from(state).expect("nine states"),
         }))
+    }
+
+    /// The JSON of a finished task.
+    pub(super) fn json(&self) -> Option<&RawValue> {
+        match self {
+            Held::Live(_) => None,
+            Held::Finished(f) => Some(&f.json),
+        }
     }
 
     pub(super) fn state(&self) -> &TaskState {
@@ -113,7 +112,7 @@ impl Held {
             return Ok(hit.task);
         }
         drop(cache);
-        let task: Task = serde_json::from_slice(&finished.json)
+        let task: Task = serde_json::from_str(finished.json.get())
             .map_err(|e| StoreError::Backend(format!("stored task {id}: {e}").into()))?;
         let task = Arc::new(task);
         cache = decoded.0.lock().expect("cache lock");
@@ -122,7 +121,7 @@ impl Held {
             DecodedTask {
                 version,
                 task: task.clone(),
-                weight: finished.json.len(),
+                weight: finished.json.get().len(),
             },
         );
         Ok(task)
