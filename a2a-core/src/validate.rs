@@ -32,7 +32,13 @@ fn history_length(field: &str, n: Option<i32>) -> Result<(), Error> {
 
 impl Message {
     fn validate_at(&self, at: &str) -> Result<(), Error> {
-        required(&format!("{at}.messageId"), self.message_id.is_empty())?;
+        // The field's path is formatted only for an error: every SendMessage passes here.
+        if self.message_id.is_empty() {
+            return Err(Error::invalid_params(
+                &format!("{at}.messageId"),
+                "is required",
+            ));
+        }
         match &self.role {
             Role::User | Role::Agent => {}
             Role::Unspecified => {
