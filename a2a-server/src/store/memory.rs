@@ -57,6 +57,18 @@ struct Entry {
     log: Log,
 }
 
+/// A known state as one byte, its place in [`TaskState::ALL`] (what the store keeps per task
+/// and per log entry; a `TaskState` takes 24 bytes); `None` for an unknown one.
+fn state_byte(state: &TaskState) -> Option<u8> {
+    let at = TaskState::ALL.iter().position(|s| s == state)?;
+    u8::try_from(at).ok()
+}
+
+/// The state of a byte that [`state_byte`] gave.
+fn byte_state(byte: u8) -> &'static TaskState {
+    &TaskState::ALL[usize::from(byte)]
+}
+
 /// The default scope.
 static NO_SCOPE: Scope = Scope {
     tenant: None,
@@ -604,6 +616,17 @@ mod tests {
         assert_eq!(store.get(&TaskId::from("t")).await.unwrap(), None);
         assert!(!store.decoded.holds(&TaskId::from("t")), "forgotten");
         assert_eq!(store.list(&query).await.unwrap().tasks, []);
+    }
+
+    #[test]
+    fn every_known_state_is_one_byte_and_back() {
+        for state in TaskState::ALL {
+            assert_eq!(byte_state(state_byte(state).unwrap()), state);
+        }
+        assert_eq!(
+            state_byte(&TaskState::Unknown("TASK_STATE_NEW".into())),
+            None
+        );
     }
 
     #[tokio::test]

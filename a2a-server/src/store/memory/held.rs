@@ -36,13 +36,9 @@ pub(super) struct Finished {
     json: Box<RawValue>,
     context: ContextId,
     millis: i64,
-    /// Its state, as a place in [`STATES`].
+    /// Its state (`state_byte`).
     state: u8,
 }
-
-/// The states a task can be held in when finished: every known state (those that are not
-/// terminal are never used), so that one byte names one.
-static STATES: &[TaskState] = TaskState::ALL;
 
 impl Held {
     /// `task` as held: encoded once it is terminal.
@@ -51,7 +47,7 @@ impl Held {
             return Ok(Held::Live(task));
         }
         // Every terminal state is a known one.
-        let Some(state) = STATES.iter().position(|s| *s == task.status.state) else {
+        let Some(state) = super::state_byte(&task.status.state) else {
             return Ok(Held::Live(task));
         };
         let json = serde_json::value::to_raw_value(&*task)
@@ -60,7 +56,7 @@ impl Held {
             json,
             context: task.context_id.clone(),
             millis: millis(&task),
-            state: u8::try_from(state).expect("nine states"),
+            state,
         }))
     }
 
@@ -75,7 +71,7 @@ impl Held {
     pub(super) fn state(&self) -> &TaskState {
         match self {
             Held::Live(t) => &t.status.state,
-            Held::Finished(f) => &STATES[usize::from(f.state)],
+            Held::Finished(f) => super::byte_state(f.state),
         }
     }
 

@@ -14,15 +14,12 @@ use std::ops::Bound;
 /// A task's place in a listing: its status time, newest first, then its id.
 pub(super) type Key = (Reverse<i64>, TaskId);
 
-/// A state as the indexes tell them apart: its proto number. A stored task's state is a known
+/// A state as the indexes tell them apart (`state_byte`). A stored task's state is a known
 /// one; an unknown name is indexed as one more state of its own.
 type State = u8;
 
 fn state_of(state: &TaskState) -> State {
-    state
-        .number()
-        .and_then(|n| u8::try_from(n).ok())
-        .unwrap_or(u8::MAX)
+    super::state_byte(state).unwrap_or(u8::MAX)
 }
 
 /// Up to this many tasks, a scope's index or a context keeps them in a sorted vector.

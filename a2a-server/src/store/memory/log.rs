@@ -8,8 +8,7 @@
 //! three copies of the task. Replaying gives back the same events, equal field for field.
 
 use a2a_core::{
-    StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
-    Timestamp,
+    StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent, Timestamp,
 };
 use std::sync::Arc;
 
@@ -24,18 +23,20 @@ enum Logged {
     /// An event as written.
     Event(Box<StreamResponse>),
     /// The creation snapshot of a finished task: the task with its first `history` messages
-    /// and `artifacts` artifacts, and the status `state` at `timestamp` (without a message).
+    /// and `artifacts` artifacts, and the status `state` (`state_byte`) at `timestamp`
+    /// (without a message).
     CreatedAs {
-        history: usize,
-        artifacts: usize,
-        state: TaskState,
+        history: u32,
+        artifacts: u32,
+        state: u8,
         timestamp: Option<Timestamp>,
     },
     /// An artifact update that set the finished task's artifact `index` as it is now.
-    Artifact { index: usize, last_chunk: bool },
-    /// A status update of the finished task to `state` at `timestamp`, without a message.
+    Artifact { index: u32, last_chunk: bool },
+    /// A status update of the finished task to `state` (`state_byte`) at `timestamp`, without
+    /// a message.
     Status {
-        state: TaskState,
+        state: u8,
         timestamp: Option<Timestamp>,
     },
 }
@@ -74,16 +75,16 @@ impl Log {
             } => StreamResponse::Task(Task {
                 id: task.id.clone(),
                 context_id: task.context_id.clone(),
-                status: status(state.clone(), *timestamp),
-                artifacts: task.artifacts[..*artifacts].to_vec(),
-                history: task.history[..*history].to_vec(),
+                status: status(*state, *timestamp),
+                artifacts: task.artifacts[..at(*artifacts)].to_vec(),
+                history: task.history[..at(*history)].to_vec(),
                 metadata: task.metadata.clone(),
             }),
             Logged::Artifact { index, last_chunk } => {
                 StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
                     task_id: task.id.clone(),
                     context_id: task.context_id.clone(),
-                    artifact: task.artifacts[*index].clone(),
+                    artifact: task.artifacts[at(*index)].clone(),
                     append: false,
                     last_chunk: *last_chunk,
                     metadata: None,
@@ -93,7 +94,7 @@ impl Log {
                 StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
                     task_id: task.id.clone(),
                     context_id: task.context_id.clone(),
-                    status: status(state.clone(), *timestamp),
+                    status: status(*state, *timestamp),
                     metadata: None,
                 })
             }
@@ -121,12 +122,17 @@ impl Log {
     }
 }
 
-fn status(state: TaskState, timestamp: Option<Timestamp>) -> TaskStatus {
+fn status(state: u8, timestamp: Option<Timestamp>) -> TaskStatus {
     TaskStatus {
-        state,
+        state: super::byte_state(state).clone(),
         message: None,
         timestamp,
     }
+}
+
+/// A position kept as `u32` (the entries of a finished task's log are kept small).
+fn at(position: u32) -> usize {
+    usize::try_from(position).unwrap_or(usize::MAX)
 }
 
 /// `entry` as a reference into the finished `task`, when `task` holds it exactly.
@@ -142,9 +148,9 @@ fn compacted(entry: &Logged, task: &Task) -> Option<Logged> {
                 && prefix(&t.artifacts, &task.artifacts) =>
         {
             Some(Logged::CreatedAs {
-                history: t.history.len(),
-                artifacts: t.artifacts.len(),
-                state: t.status.state.clone(),
+                history: u32::try_from(t.history.len()).ok()?,
+                artifacts: u32::try_from(t.artifacts.len()).ok()?,
+                state: super::state_byte(&t.status.state)?,
                 timestamp: t.status.timestamp,
             })
         }
@@ -160,7 +166,7 @@ fn compacted(entry: &Logged, task: &Task) -> Option<Logged> {
                     .iter()
                     .position(|t| t.artifact_id == a.artifact.artifact_id)?;
                 (task.artifacts[index] == a.artifact).then_some(Logged::Artifact {
-                    index,
+                    index: u32::try_from(index).ok()?,
                     last_chunk: a.last_chunk,
                 })
             }
@@ -171,7 +177,7 @@ fn compacted(entry: &Logged, task: &Task) -> Option<Logged> {
                     && s.context_id == task.context_id =>
             {
                 Some(Logged::Status {
-                    state: s.status.state.clone(),
+                    state: super::state_byte(&s.status.state)?,
                     timestamp: s.status.timestamp,
                 })
             }
@@ -188,6 +194,7 @@ fn prefix<T: PartialEq>(short: &[T], long: &[T]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use a2a_core::TaskState;
     use a2a_core::{Artifact, Message};
 
     fn event_log() -> (Vec<StreamResponse>, Task) {
