@@ -1,5 +1,6 @@
 //! A first-in, first-out cache of one value per task, bounded by the values' encoded size:
-//! the sled store's decoded records, and the handler's serialized tasks.
+//! the sled store's decoded records, the memory store's decoded finished tasks, and the
+//! handler's serialized tasks.
 
 use crate::store::FastMap;
 use a2a_core::TaskId;
@@ -12,10 +13,21 @@ pub(crate) trait Weigh {
 }
 
 /// The cache. Not synchronized: callers keep it behind their own lock.
+///
+/// Each value has the serial number of its arrival, and `order` lists arrivals oldest first.
+/// Removing a value leaves its arrival in `order` (finding it there would cost a walk over
+/// the whole cache, on every delete of a cached task); an arrival whose value has gone, or
+/// whose id has since arrived again, is skipped when its turn comes, and the skipped ones are
+/// swept out once they are as many as the live ones, so `order` stays at most about twice the
+/// cache.
 #[derive(Debug)]
 pub(crate) struct Fifo<V> {
-    values: FastMap<TaskId, V>,
-    order: VecDeque<TaskId>,
+    values: FastMap<TaskId, (V, u64)>,
+    order: VecDeque<(TaskId, u64)>,
+    /// The serial number of the next arrival.
+    next: u64,
+    /// Arrivals in `order` whose value has gone.
+    stale: usize,
     bytes: usize,
     limit: usize,
 }
@@ -26,6 +38,8 @@ impl<V: Clone + Weigh> Fifo<V> {
         Self {
             values: FastMap::default(),
             order: VecDeque::new(),
+            next: 0,
+            stale: 0,
             bytes: 0,
             limit,
         }
@@ -33,32 +47,51 @@ impl<V: Clone + Weigh> Fifo<V> {
 
     /// A copy of the value of `id`, if cached.
     pub(crate) fn get(&self, id: &TaskId) -> Option<V> {
-        self.values.get(id).cloned()
+        self.values.get(id).map(|(v, _)| v.clone())
     }
 
-    /// Caches `value` for `id` (replacing any value it had), then evicts the oldest entries
-    /// until the bound holds again.
+    /// Caches `value` for `id` (replacing any value it had, which keeps its place in line),
+    /// then evicts the oldest entries until the bound holds again.
     pub(crate) fn put(&mut self, id: TaskId, value: V) {
         self.bytes += value.weight();
-        match self.values.insert(id.clone(), value) {
-            Some(old) => self.bytes -= old.weight(),
-            None => self.order.push_back(id),
+        match self.values.get_mut(&id) {
+            Some((old, _)) => {
+                self.bytes -= old.weight();
+                *old = value;
+            }
+            None => {
+                let serial = self.next;
+                self.next += 1;
+                self.order.push_back((id.clone(), serial));
+                self.values.insert(id, (value, serial));
+            }
         }
         while self.bytes > self.limit {
-            let Some(oldest) = self.order.pop_front() else {
+            let Some((oldest, serial)) = self.order.pop_front() else {
                 break;
             };
-            if let Some(old) = self.values.remove(&oldest) {
-                self.bytes -= old.weight();
+            match self.values.get(&oldest) {
+                Some((_, s)) if *s == serial => {
+                    let (old, _) = self.values.remove(&oldest).expect("just read");
+                    self.bytes -= old.weight();
+                }
+                _ => self.stale = self.stale.saturating_sub(1),
             }
         }
     }
 
     /// Forgets the value of `id`.
     pub(crate) fn remove(&mut self, id: &TaskId) {
-        if let Some(old) = self.values.remove(id) {
-            self.bytes -= old.weight();
-            self.order.retain(|o| o != id);
+        let Some((old, _)) = self.values.remove(id) else {
+            return;
+        };
+        self.bytes -= old.weight();
+        self.stale += 1;
+        if self.stale > self.values.len() {
+            let values = &self.values;
+            self.order
+                .retain(|(id, serial)| values.get(id).is_some_and(|(_, s)| s == serial));
+            self.stale = 0;
         }
     }
 }
@@ -90,5 +123,33 @@ mod tests {
         cache.put(TaskId::from("d"), "12345678901".to_owned()); // alone over the bound
         assert_eq!(cache.bytes, 0);
         assert_eq!(cache.get(&TaskId::from("c")), None);
+    }
+
+    /// A value removed and cached again takes a new place at the end of the line: its old
+    /// place does not evict it early. Removing values never lets the line grow past about
+    /// twice the cache.
+    #[test]
+    fn a_removed_value_cached_again_waits_its_new_turn_and_the_line_stays_short() {
+        let mut cache = Fifo::new(6);
+        cache.put(TaskId::from("a"), "11".to_owned());
+        cache.put(TaskId::from("b"), "22".to_owned());
+        cache.remove(&TaskId::from("a"));
+        cache.put(TaskId::from("a"), "33".to_owned()); // now after b
+        cache.put(TaskId::from("c"), "44".to_owned());
+        cache.put(TaskId::from("d"), "55".to_owned()); // over the bound: b goes, not a
+        assert_eq!(cache.get(&TaskId::from("b")), None);
+        assert_eq!(cache.get(&TaskId::from("a")).as_deref(), Some("33"));
+        assert_eq!(cache.bytes, 6);
+
+        let mut cache = Fifo::new(1_000_000);
+        cache.put(TaskId::from("kept"), "x".to_owned());
+        for i in 0..10_000 {
+            let id = TaskId::from(format!("t{}", i % 3));
+            cache.put(id.clone(), "y".to_owned());
+            cache.remove(&id);
+            assert!(cache.order.len() <= 2 * cache.values.len() + 2, "at {i}");
+        }
+        assert_eq!(cache.get(&TaskId::from("kept")).as_deref(), Some("x"));
+        assert_eq!(cache.bytes, 1);
     }
 }
