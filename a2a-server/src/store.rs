@@ -345,10 +345,10 @@ pub trait TaskStore: Send + Sync + 'static {
         Ok(())
     }
 
-    /// The JSON of the task `id` at `version`, if this store keeps it encoded as it is (the
-    /// memory store keeps finished tasks so): an answer with the task writes it as it is
-    /// instead of serializing the task again. `None` otherwise, and whenever the task is not at
-    /// `version`.
+    /// The JSON of the task `id` at `version`, exactly as `serde_json` writes the [`Task`], if
+    /// this store keeps it encoded so (the memory store keeps finished tasks so): an answer
+    /// with the task writes it as it is instead of serializing the task again. `None`
+    /// otherwise, and whenever the task is not at `version`. The default is always `None`.
     fn task_json(&self, id: &TaskId, version: u64) -> Option<Box<RawValue>> {
         let _ = (id, version);
         None

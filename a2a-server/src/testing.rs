@@ -123,7 +123,8 @@ impl Recording {
 }
 
 /// Runs the behaviour tests every [`Store`] must pass (ours do) against stores made by
-/// `new_store`, one fresh empty store per case: writes and the version check, the event log
+/// `new_store`, one fresh empty store per case: writes and the version check, a task's JSON
+/// if the store gives it out (`TaskStore::task_json`), the event log
 /// and its pages, retention, message claims and their expiry, listing (order, filters, pages,
 /// page tokens, counts) as tasks change, the paged scans, folding a long append stream, the
 /// webhook delivery cursor's compare-and-swap and the delivery lease. Panics at the first
@@ -142,6 +143,7 @@ where
 {
     use crate::store::{list_tests, scan_tests, tests};
     tests::create_get_update(&new_store().await).await;
+    tests::task_json_is_the_tasks_json(&new_store().await).await;
     tests::log_pages_retention_and_claims(&new_store().await).await;
     tests::list_orders_filters_and_pages(&new_store().await).await;
     tests::long_append_stream_reads_back_as_its_fold(&new_store().await).await;

@@ -418,6 +418,17 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn memory_store_gives_a_finished_tasks_json_as_serde_writes_it() {
+        let store = MemoryStore::new();
+        crate::store::tests::task_json_is_the_tasks_json(&store).await;
+        let id = TaskId::from("json");
+        assert!(
+            store.task_json(&id, 2).is_some(),
+            "a finished task's JSON is kept"
+        );
+    }
+
+    #[tokio::test]
     async fn memory_store_keeps_a_gap_free_log_expires_old_tasks_and_claims_messages() {
         crate::store::tests::log_pages_retention_and_claims(&MemoryStore::new()).await;
     }

@@ -78,6 +78,30 @@ pub(crate) async fn create_get_update(store: &dyn Store) {
     ));
 }
 
+/// A store that gives out a task's JSON ([`TaskStore::task_json`]) gives exactly the task's
+/// JSON, at its current version only.
+pub(crate) async fn task_json_is_the_tasks_json(store: &dyn Store) {
+    let mut t = task_at("json", "c", TaskState::Working, 1000);
+    t.metadata = Some(serde_json::from_str(r#"{"n": 1, "f": 0.5, "s": "\u00e9\n"}"#).unwrap());
+    store
+        .create(Arc::new(t.clone()), Scope::default())
+        .await
+        .unwrap();
+    t.status = a2a_core::TaskStatus::new(TaskState::Completed);
+    store
+        .update(Arc::new(t.clone()), 1, &status_event(&t))
+        .await
+        .unwrap();
+    let id = TaskId::from("json");
+    for version in [1, 2, 3] {
+        if let Some(json) = store.task_json(&id, version) {
+            assert_eq!(version, 2, "only the current version");
+            assert_eq!(json.get(), serde_json::to_string(&t).unwrap());
+        }
+    }
+    assert!(store.task_json(&TaskId::from("nope"), 1).is_none());
+}
+
 pub(crate) async fn log_pages_retention_and_claims(store: &dyn Store) {
     let mut t = task_at("long", "c", TaskState::Working, 10);
     store

@@ -8,6 +8,8 @@ use std::time::Instant;
 async fn sled_store_creates_gets_and_updates() {
     let dir = tempfile::tempdir().unwrap();
     crate::store::tests::create_get_update(&SledStore::open(dir.path()).unwrap()).await;
+    let dir = tempfile::tempdir().unwrap();
+    crate::store::tests::task_json_is_the_tasks_json(&SledStore::open(dir.path()).unwrap()).await;
 }
 
 #[tokio::test]
