@@ -1,7 +1,7 @@
 //! A task as the memory store holds it.
 //!
 //! A running task is kept as it is, shared with its readers. A finished task never changes
-//! again, so it is kept as its JSON: an echo task's is about 430 bytes, where the decoded task
+//! again, so it is kept as its JSON: an echo task's is about 500 bytes, where the decoded task
 //! takes about 850 in ten allocations. Beside the JSON stay the fields the indexes and the
 //! retention read (context, state, status time), so that listing, evicting or expiring a
 //! finished task decodes nothing. A read decodes it; the tasks read most recently stay decoded
