@@ -174,7 +174,7 @@ impl RequestHandler {
             .filter(|t| t.scope == cx.scope)
             .ok_or_else(|| Error::task_not_found(id.as_str()))?;
         crate::telemetry::record_task(&stored.task.id, &stored.task.context_id);
-        Ok(stored)
+        Ok(crate::store::durable(&*self.rt.store, stored).await?)
     }
 
     fn check_streaming(&self) -> Result<(), Error> {

@@ -455,7 +455,13 @@ impl Pusher {
         let Some(mut record) = record.filter(|r| r.dead_letter.is_none()) else {
             return Turn::Stop(Stop::Done);
         };
-        let events = match self.store.events(task, record.delivered, 64).await {
+        let read = self.store.events(task, record.delivered, 64).await;
+        let read = match read {
+            Ok(e) if e.is_empty() => Ok(e),
+            Ok(e) => crate::store::durable(&*self.store, e).await,
+            Err(e) => Err(e),
+        };
+        let events = match read {
             Ok(e) => e,
             Err(e) => {
                 tracing::error!(task = %task, error = %e, "reading the event log for a webhook failed");

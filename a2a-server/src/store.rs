@@ -459,6 +459,17 @@ pub trait PushStore: Send + Sync + 'static {
     ) -> Result<(), StoreError>;
 }
 
+/// `read`, once it may be shown to a client: every write so far is made durable first, among
+/// them whatever the read saw. The engine flushes each change before it publishes it, but a
+/// store's reads see a change as soon as it is written, before that flush; a stream catching
+/// up from the log, `GetTask`, `ListTasks` or a webhook could otherwise show a change that a
+/// crash in the next instant loses. Costs nothing when no write is waiting for its flush (and
+/// nothing at all in memory); otherwise the reader joins that flush.
+pub(crate) async fn durable<T>(store: &dyn Store, read: T) -> Result<T, StoreError> {
+    store.sync().await?;
+    Ok(read)
+}
+
 /// Whether `PushStore::advance_delivery` moves the `stored` registration's cursor from
 /// `expected` to that of `record`: it is still the same registration, not dead-lettered, with
 /// its cursor where the caller left it.

@@ -61,7 +61,7 @@ pub(super) fn follow(
         let mut last_ended = false;
         loop {
             if catching_up {
-                let page = match rt.store.events(&id, last, PAGE).await {
+                let page = match read_log(&rt, &id, last).await {
                     Ok(page) => page,
                     Err(e) => {
                         tracing::error!(task = %id, error = %e, "reading the event log failed; ending the stream");
@@ -163,6 +163,20 @@ pub(super) fn from_snapshot(
     follow(rt, &id, Some(first), cursor, source)
 }
 
+/// A page of the task's log after `cursor`, durable (see `store::durable`): a stream shows
+/// only events a crash cannot take back.
+async fn read_log(
+    rt: &Engine,
+    id: &TaskId,
+    cursor: u64,
+) -> Result<Vec<crate::store::LoggedEvent>, crate::store::StoreError> {
+    let page = rt.store.events(id, cursor, PAGE).await?;
+    if page.is_empty() {
+        return Ok(page);
+    }
+    crate::store::durable(&*rt.store, page).await
+}
+
 /// The log of a finished task after `cursor`, up to its terminal event.
 pub(super) fn replay(
     rt: &Arc<Engine>,
@@ -174,7 +188,7 @@ pub(super) fn replay(
     let stream = async_stream::stream! {
         let mut last = cursor;
         loop {
-            let page = match rt.store.events(&id, last, PAGE).await {
+            let page = match read_log(&rt, &id, last).await {
                 Ok(page) => page,
                 Err(e) => {
                     tracing::error!(task = %id, error = %e, "reading the event log failed; ending the stream");

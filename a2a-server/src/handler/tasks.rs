@@ -75,6 +75,7 @@ impl RequestHandler {
             page_token: req.page_token.clone(),
         };
         let page = self.rt.store.list(&query).await?;
+        let page = crate::store::durable(&*self.rt.store, page).await?;
         let include_artifacts = req.include_artifacts == Some(true);
         let tasks: Vec<Task> = page
             .tasks
