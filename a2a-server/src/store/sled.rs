@@ -239,6 +239,14 @@ impl SledStore {
         self.commit.written.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Waits out a write of task `id` in progress, if any. A write holds the task's stripe
+    /// lock from its first insert until it is counted for [`TaskStore::sync`] (`wrote`), and
+    /// a reader may see its inserts before it is counted: a read about to be shown calls this
+    /// after reading, so that the flush it then asks for (`store::durable`) covers what it saw.
+    fn settled(&self, id: &str) {
+        drop(self.stripe(id));
+    }
+
     /// The task an index key points to, if the key is current (it matches the task's status
     /// time); stale keys left by a crash are skipped.
     fn indexed(&self, key: &[u8]) -> Result<Option<StoredTask>, StoreError> {
@@ -257,7 +265,9 @@ impl SledStore {
 #[async_trait]
 impl TaskStore for SledStore {
     async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-        Ok(self.load(id)?.map(|r| r.stored))
+        let record = self.load(id)?;
+        self.settled(id.as_str());
+        Ok(record.map(|r| r.stored))
     }
 
     async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
@@ -287,9 +297,15 @@ impl TaskStore for SledStore {
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
         // sled reads block: a listing runs on tokio's blocking pool, never on a worker thread.
         let (store, query) = (self.clone(), query.clone());
-        tokio::task::spawn_blocking(move || store.list_blocking(&query))
-            .await
-            .map_err(backend)?
+        tokio::task::spawn_blocking(move || {
+            let page = store.list_blocking(&query)?;
+            for t in &page.tasks {
+                store.settled(t.task.id.as_str());
+            }
+            Ok(page)
+        })
+        .await
+        .map_err(backend)?
     }
 
     async fn events(
