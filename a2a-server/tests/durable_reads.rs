@@ -2,15 +2,10 @@
 //! has not finished is not sent on a stream, nor answered by `GetTask` or `ListTasks`, even
 //! though the store's reads already see it.
 
-use a2a_core::{
-    Error, GetTaskRequest, ListTasksRequest, SendMessageRequest, StreamResponse, Task, TaskId,
-    TaskState,
-};
-use a2a_server::store::{ListPage, ListQuery, LoggedEvent, PushRecord};
-use a2a_server::{
-    Agent, CallContext, ClaimStore, MemoryStore, MessageClaim, PushStore, RequestContext, Scope,
-    Server, StoreError, StoredTask, TaskEvents, TaskStore,
-};
+mod observed;
+
+use a2a_core::{Error, GetTaskRequest, ListTasksRequest, SendMessageRequest, TaskId, TaskState};
+use a2a_server::{Agent, CallContext, RequestContext, Server, StoredTask, TaskEvents};
 use futures::StreamExt as _;
 use serde_json::json;
 use std::collections::HashMap;
@@ -36,10 +31,9 @@ impl Agent for TwoSteps {
     }
 }
 
-/// A memory store whose flush (`sync`) can be held: it records each task's written version,
-/// and makes it durable when a flush completes.
+/// A store's flush (`sync`) that can be held: each task's written version, made durable when
+/// a flush completes.
 struct Gated {
-    inner: MemoryStore,
     written: Mutex<HashMap<TaskId, u64>>,
     durable: Mutex<HashMap<TaskId, u64>>,
     /// `true` while flushes are held.
@@ -51,18 +45,11 @@ struct Gated {
 impl Gated {
     fn new() -> Self {
         Self {
-            inner: MemoryStore::new(),
             written: Mutex::default(),
             durable: Mutex::default(),
             held: watch::channel(false).0,
             wrote: Notify::new(),
         }
-    }
-
-    fn noted(&self, stored: &StoredTask) {
-        let id = stored.task.id.clone();
-        self.written.lock().unwrap().insert(id, stored.version);
-        self.wrote.notify_waiters();
     }
 
     fn durable(&self, id: &TaskId) -> u64 {
@@ -74,125 +61,18 @@ impl Gated {
     }
 }
 
-#[async_trait::async_trait]
-impl TaskStore for Gated {
-    async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-        self.inner.get(id).await
+impl observed::Hooks for Gated {
+    fn wrote(&self, stored: &StoredTask) {
+        let id = stored.task.id.clone();
+        self.written.lock().unwrap().insert(id, stored.version);
+        self.wrote.notify_waiters();
     }
-    async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
-        let stored = self.inner.create(task, scope).await?;
-        self.noted(&stored);
-        Ok(stored)
-    }
-    async fn update(
-        &self,
-        task: Arc<Task>,
-        expected_version: u64,
-        event: &StreamResponse,
-    ) -> Result<StoredTask, StoreError> {
-        let stored = self.inner.update(task, expected_version, event).await?;
-        self.noted(&stored);
-        Ok(stored)
-    }
-    async fn events(
-        &self,
-        id: &TaskId,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LoggedEvent>, StoreError> {
-        self.inner.events(id, after, limit).await
-    }
-    async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
-        self.inner.delete(id).await
-    }
-    async fn terminal_before(
-        &self,
-        before: a2a_core::Timestamp,
-        limit: usize,
-    ) -> Result<Vec<TaskId>, StoreError> {
-        self.inner.terminal_before(before, limit).await
-    }
-    async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
-        self.inner.list(query).await
-    }
-    async fn tasks_in_states(
-        &self,
-        states: &[TaskState],
-        after: Option<&TaskId>,
-        limit: usize,
-    ) -> Result<Vec<StoredTask>, StoreError> {
-        self.inner.tasks_in_states(states, after, limit).await
-    }
-    async fn sync(&self) -> Result<(), StoreError> {
+
+    async fn sync(&self) {
         let written = self.written.lock().unwrap().clone();
         let mut held = self.held.subscribe();
         held.wait_for(|h| !*h).await.unwrap();
         self.durable.lock().unwrap().extend(written);
-        Ok(())
-    }
-}
-
-#[async_trait::async_trait]
-impl ClaimStore for Gated {
-    async fn claim_message(
-        &self,
-        key: &str,
-        claim: MessageClaim,
-    ) -> Result<Option<MessageClaim>, StoreError> {
-        self.inner.claim_message(key, claim).await
-    }
-    async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError> {
-        self.inner.update_claim(key, claim).await
-    }
-    async fn release_claim(&self, key: &str) -> Result<(), StoreError> {
-        self.inner.release_claim(key).await
-    }
-    async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
-        self.inner.expire_claims(before_ms).await
-    }
-}
-
-#[async_trait::async_trait]
-impl PushStore for Gated {
-    async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
-        self.inner.put_push_config(record).await
-    }
-    async fn push_configs(&self, task: &TaskId) -> Result<Vec<PushRecord>, StoreError> {
-        self.inner.push_configs(task).await
-    }
-    async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
-        self.inner.delete_push_config(task, id).await
-    }
-    async fn tasks_with_push_configs(
-        &self,
-        after: Option<&TaskId>,
-        limit: usize,
-    ) -> Result<Vec<TaskId>, StoreError> {
-        self.inner.tasks_with_push_configs(after, limit).await
-    }
-    async fn advance_delivery(
-        &self,
-        record: &PushRecord,
-        expected: u64,
-    ) -> Result<bool, StoreError> {
-        self.inner.advance_delivery(record, expected).await
-    }
-    async fn acquire_delivery(
-        &self,
-        task: &TaskId,
-        id: &str,
-        owner: &str,
-        ttl: Duration,
-    ) -> Result<bool, StoreError> {
-        self.inner.acquire_delivery(task, id, owner, ttl).await
-    }
-    async fn release_delivery(
-        &self,
-        task: &TaskId,
-        id: &str,
-        owner: &str,
-    ) -> Result<(), StoreError> {
-        self.inner.release_delivery(task, id, owner).await
     }
 }
 
@@ -200,7 +80,8 @@ impl PushStore for Gated {
 /// `ListTasks` show it only once its flush has completed.
 #[tokio::test]
 async fn a_change_is_shown_only_once_its_flush_completed() {
-    let store = Arc::new(Gated::new());
+    let store = Arc::new(observed::Observed::new(Gated::new()));
+    let gate = &store.hooks;
     let go = Arc::new(Notify::new());
     let server = Server::builder(TwoSteps { go: go.clone() })
         .task_store_arc(store.clone())
@@ -218,16 +99,16 @@ async fn a_change_is_shown_only_once_its_flush_completed() {
         .unwrap()
         .unwrap();
     let id = {
-        let written = store.written.lock().unwrap();
+        let written = gate.written.lock().unwrap();
         written.keys().next().cloned().expect("a task")
     };
     // The completion is written, its flush held.
-    store.held.send_replace(true);
-    let wrote = store.wrote.notified();
+    gate.held.send_replace(true);
+    let wrote = gate.wrote.notified();
     go.notify_one();
     timeout(WAIT, wrote).await.unwrap();
-    assert_eq!(store.written(&id), 2);
-    assert_eq!(store.durable(&id), 1);
+    assert_eq!(gate.written(&id), 2);
+    assert_eq!(gate.durable(&id), 1);
 
     // Every event the stream shows was durable when shown; while the flush is held, the
     // completion does not come.
@@ -235,7 +116,7 @@ async fn a_change_is_shown_only_once_its_flush_completed() {
     loop {
         let next = match timeout(HELD, stream.next()).await {
             Ok(next) => next,
-            Err(_) if *store.held.borrow() => {
+            Err(_) if *gate.held.borrow() => {
                 // Nothing more while held: GetTask and ListTasks do not answer the
                 // completion either, then the flush is let through.
                 let get: GetTaskRequest = serde_json::from_value(json!({"id": id})).unwrap();
@@ -257,17 +138,17 @@ async fn a_change_is_shown_only_once_its_flush_completed() {
                         );
                     }
                 }
-                store.held.send_replace(false);
+                gate.held.send_replace(false);
                 continue;
             }
             Err(_) => panic!("the stream stalled with flushes let through"),
         };
         let Some(event) = next else { break };
         assert!(
-            event.seq <= store.durable(&id),
+            event.seq <= gate.durable(&id),
             "event {} shown with only {} durable",
             event.seq,
-            store.durable(&id)
+            gate.durable(&id)
         );
         seen.push(event.seq);
     }
@@ -277,7 +158,7 @@ async fn a_change_is_shown_only_once_its_flush_completed() {
         "the stream ends with the completion: {seen:?}"
     );
     assert!(
-        !*store.held.borrow(),
+        !*gate.held.borrow(),
         "the completion came only once let through"
     );
     let get: GetTaskRequest = serde_json::from_value(json!({"id": id})).unwrap();

@@ -3,15 +3,16 @@
 //! limited and cost the same however many there are, and a retried send registers its push
 //! config like the first one would have.
 
+mod observed;
+
 use a2a_core::{
     Artifact, Error, ErrorKind, GetTaskRequest, ListTaskPushNotificationConfigsRequest, Message,
     SendMessageRequest, SendMessageResponse, Task, TaskId, TaskPushNotificationConfig,
 };
 use a2a_server::push::{DEFAULT_MAX_CONFIGS_PER_TASK, PushSettings};
-use a2a_server::store::{ListPage, ListQuery, LoggedEvent, PushRecord};
+use a2a_server::store::PushRecord;
 use a2a_server::{
-    Agent, CallContext, ClaimStore, MemoryStore, MessageClaim, PushStore, RequestContext, Scope,
-    Server, SledStore, StoreError, StoredTask, TaskEvents, TaskStore,
+    Agent, CallContext, PushStore, RequestContext, Server, SledStore, TaskEvents, TaskStore,
 };
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::json;
@@ -292,136 +293,21 @@ async fn the_default_limit_is_a_hundred_webhooks_per_task() {
         .unwrap();
 }
 
-/// A memory store that counts the webhook registrations it reads.
+/// Counts the webhook registrations a store reads.
 #[derive(Default)]
 struct Counting {
-    inner: MemoryStore,
     records_read: AtomicUsize,
 }
 
-#[async_trait::async_trait]
-impl TaskStore for Counting {
-    async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-        self.inner.get(id).await
-    }
-    async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
-        self.inner.create(task, scope).await
-    }
-    async fn update(
-        &self,
-        task: Arc<Task>,
-        expected_version: u64,
-        event: &a2a_core::StreamResponse,
-    ) -> Result<StoredTask, StoreError> {
-        self.inner.update(task, expected_version, event).await
-    }
-    async fn events(
-        &self,
-        id: &TaskId,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LoggedEvent>, StoreError> {
-        self.inner.events(id, after, limit).await
-    }
-    async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
-        self.inner.delete(id).await
-    }
-    async fn terminal_before(
-        &self,
-        before: a2a_core::Timestamp,
-        limit: usize,
-    ) -> Result<Vec<TaskId>, StoreError> {
-        self.inner.terminal_before(before, limit).await
-    }
-    async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
-        self.inner.list(query).await
-    }
-    async fn tasks_in_states(
-        &self,
-        states: &[a2a_core::TaskState],
-        after: Option<&TaskId>,
-        limit: usize,
-    ) -> Result<Vec<StoredTask>, StoreError> {
-        self.inner.tasks_in_states(states, after, limit).await
-    }
-}
-
-#[async_trait::async_trait]
-impl ClaimStore for Counting {
-    async fn claim_message(
-        &self,
-        key: &str,
-        claim: MessageClaim,
-    ) -> Result<Option<MessageClaim>, StoreError> {
-        self.inner.claim_message(key, claim).await
-    }
-    async fn update_claim(&self, key: &str, claim: MessageClaim) -> Result<(), StoreError> {
-        self.inner.update_claim(key, claim).await
-    }
-    async fn release_claim(&self, key: &str) -> Result<(), StoreError> {
-        self.inner.release_claim(key).await
-    }
-    async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
-        self.inner.expire_claims(before_ms).await
-    }
-}
-
-#[async_trait::async_trait]
-impl PushStore for Counting {
-    async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
-        self.inner.put_push_config(record).await
-    }
-    async fn push_configs(&self, task: &TaskId) -> Result<Vec<PushRecord>, StoreError> {
-        let all = self.inner.push_configs(task).await?;
-        self.records_read.fetch_add(all.len(), Ordering::SeqCst);
-        Ok(all)
-    }
-    async fn push_config(&self, task: &TaskId, id: &str) -> Result<Option<PushRecord>, StoreError> {
-        self.records_read.fetch_add(1, Ordering::SeqCst);
-        self.inner.push_config(task, id).await
-    }
-    async fn push_config_count(&self, task: &TaskId) -> Result<usize, StoreError> {
-        self.inner.push_config_count(task).await
-    }
-    async fn delete_push_config(&self, task: &TaskId, id: &str) -> Result<bool, StoreError> {
-        self.inner.delete_push_config(task, id).await
-    }
-    async fn tasks_with_push_configs(
-        &self,
-        after: Option<&TaskId>,
-        limit: usize,
-    ) -> Result<Vec<TaskId>, StoreError> {
-        self.inner.tasks_with_push_configs(after, limit).await
-    }
-    async fn advance_delivery(
-        &self,
-        record: &PushRecord,
-        expected: u64,
-    ) -> Result<bool, StoreError> {
-        self.inner.advance_delivery(record, expected).await
-    }
-    async fn acquire_delivery(
-        &self,
-        task: &TaskId,
-        id: &str,
-        owner: &str,
-        ttl: Duration,
-    ) -> Result<bool, StoreError> {
-        self.inner.acquire_delivery(task, id, owner, ttl).await
-    }
-    async fn release_delivery(
-        &self,
-        task: &TaskId,
-        id: &str,
-        owner: &str,
-    ) -> Result<(), StoreError> {
-        self.inner.release_delivery(task, id, owner).await
+impl observed::Hooks for Counting {
+    fn read_records(&self, n: usize) {
+        self.records_read.fetch_add(n, Ordering::SeqCst);
     }
 }
 
 #[tokio::test]
 async fn registering_a_webhook_costs_the_same_however_many_the_task_has() {
-    let store = Arc::new(Counting::default());
+    let store = Arc::new(observed::Observed::new(Counting::default()));
     let server = Server::builder(Steps)
         .task_store_arc(store.clone())
         .push_notifications(fast_push().max_configs_per_task(1000))
@@ -431,7 +317,7 @@ async fn registering_a_webhook_costs_the_same_however_many_the_task_has() {
     let cx = CallContext::default();
     let task = task_of(h.send_message(&cx, send("m1", "ask", None)).await.unwrap());
     let (_receiver, url) = Receiver::start(true).await;
-    let before = store.records_read.load(Ordering::SeqCst);
+    let before = store.hooks.records_read.load(Ordering::SeqCst);
     let n = 200;
     for i in 0..n {
         h.create_push_config(&cx, config(&task.id, &format!("c{i}"), &url))
@@ -440,7 +326,7 @@ async fn registering_a_webhook_costs_the_same_however_many_the_task_has() {
     }
     // Let the workers look at their registrations (they have nothing to deliver yet).
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let read = store.records_read.load(Ordering::SeqCst) - before;
+    let read = store.hooks.records_read.load(Ordering::SeqCst) - before;
     // Each registration reads its own record (the limit check, its worker's first look), not
     // the task's others: linear in all, where reading them all each time is quadratic.
     assert!(
