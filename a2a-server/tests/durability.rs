@@ -157,6 +157,12 @@ async fn kill_and_check(kill_after: Duration) {
             break;
         }
     }
+    // And listed: sled writes listing keys after the task (a relist), and the reopened store
+    // writes those the kill left unwritten.
+    let listed: std::collections::HashSet<&String> = all.iter().collect();
+    for id in &acked {
+        assert!(listed.contains(id), "acknowledged task {id} is listed");
+    }
     let mut logs = HashMap::new();
     for id in &all {
         let log = timeout(WAIT, async {

@@ -22,7 +22,9 @@
 //! it applied. A status update writes a value (a head while the task is its log folded, else a
 //! snapshot) with its event; an artifact chunk or an agent message writes only its event,
 //! until [`SNAPSHOT_EVERY`] events have accumulated. Status updates alone move the listing
-//! indexes, so they always match the value. [`TaskStore::sync`] flushes to disk.
+//! keys, and a write does not write them: a *relist* does, before every listing and in the
+//! background, for every task whose keys lag, so that a short task's keys are written once
+//! (see `store/sled/relist.rs`). [`TaskStore::sync`] flushes to disk.
 //!
 //! Where sled runs: what waits on the disk runs on tokio's blocking pool (the flush of
 //! [`TaskStore::sync`], listings, and the scans of recovery, retention and webhook resumption);
@@ -51,10 +53,12 @@ mod list;
 mod open;
 mod push;
 mod record;
+mod relist;
 
 pub use claims::CLAIM_EXPIRY_WALK;
 use record::Record;
 pub use record::SNAPSHOT_EVERY;
+pub use relist::RELIST_AFTER;
 
 /// A task store in a sled database directory.
 #[derive(Clone, Debug)]
@@ -62,7 +66,7 @@ pub struct SledStore {
     db: sled::Db,
     tasks: sled::Tree,
     index: sled::Tree,
-    /// The listing indexes (see `store::index`).
+    /// The listing indexes (see `store::index`), written by relists (`sled/relist.rs`).
     lists: sled::Tree,
     events: sled::Tree,
     /// The ids of the tasks in each state (see `state_key`).
@@ -85,8 +89,10 @@ pub struct SledStore {
     /// date by every write.
     counts: Arc<Mutex<Counts>>,
     /// Write locks by task id hash: held by a write from its version check to its last index
-    /// removal (so that writes of one task are serialized and the check is exact), and by a listing that removes an index entry it found stale, so that the
-    /// listing cannot remove the entry of a write still in flight.
+    /// removal (so that writes of one task are serialized and the check is exact), by a
+    /// relist while it writes a task's listing keys (so that it reads a committed record), and
+    /// by a listing that removes an index entry it found stale, so that the listing cannot
+    /// remove the entry of a write still in flight.
     stripes: Arc<[Mutex<()>]>,
     /// Index entries visited by listings (to test that a page costs O(page)).
     #[cfg(test)]
@@ -95,6 +101,10 @@ pub struct SledStore {
     recent: Arc<Mutex<Fifo<Record>>>,
     /// The webhook delivery leases: in memory, since only this process opens the directory.
     leases: Arc<DeliveryLeases>,
+    /// The tasks whose listing keys are not written yet (see `sled/relist.rs`).
+    waiting: Arc<Mutex<relist::Waiting>>,
+    /// Held by the relist in progress: one at a time.
+    relisting: Arc<Mutex<()>>,
 }
 
 /// How many bytes of tasks the recent-task cache holds, counted as the JSON size of each
@@ -216,10 +226,6 @@ fn decode(bytes: &[u8]) -> Result<StoredTask, StoreError> {
     serde_json::from_slice(bytes).map_err(backend)
 }
 
-fn encode(t: &StoredTask) -> Result<Vec<u8>, StoreError> {
-    serde_json::to_vec(t).map_err(backend)
-}
-
 impl SledStore {
     /// The write lock of a task (see `stripes`).
     fn stripe(&self, id: &str) -> std::sync::MutexGuard<'_, ()> {
@@ -298,6 +304,8 @@ impl TaskStore for SledStore {
         // sled reads block: a listing runs on tokio's blocking pool, never on a worker thread.
         let (store, query) = (self.clone(), query.clone());
         tokio::task::spawn_blocking(move || {
+            // Every acknowledged write listed first.
+            store.relist()?;
             let page = store.list_blocking(&query)?;
             for t in &page.tasks {
                 store.settled(t.task.id.as_str());
@@ -363,7 +371,13 @@ impl TaskStore for SledStore {
             self.index
                 .remove(index_key(stored.sort_millis(), id.as_str()))
                 .map_err(backend)?;
-            for k in index::keys(&listed) {
+            // Its keys: those of its record, and those of an earlier state that a relist has
+            // not replaced yet.
+            let written = self.unwait(id);
+            for k in std::iter::once(&listed)
+                .chain(&written)
+                .flat_map(index::keys)
+            {
                 self.lists.remove(k).map_err(backend)?;
             }
         }

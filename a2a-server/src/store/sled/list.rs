@@ -1,7 +1,7 @@
 //! Listing on sled: the `task_lists` tree (see `store::index`), its counts at open, the
 //! one-time migration of a database written before it existed, and `ListTasks` itself.
 
-use super::{SledStore, backend};
+use super::{SledStore, backend, relist};
 use crate::store::index::{self, Counts, Listed};
 use crate::store::{ListPage, ListQuery, Scope, StoreError};
 use a2a_core::{TaskId, TaskState, Timestamp};
@@ -16,6 +16,10 @@ struct Brief {
     task: BriefTask,
     #[serde(default)]
     scope: Scope,
+    /// The relist generation the record was written in (0 before relists existed, when every
+    /// write wrote its keys).
+    #[serde(default)]
+    lists: u64,
 }
 
 #[derive(serde::Deserialize)]
@@ -54,34 +58,43 @@ pub(super) fn listed(record: &[u8]) -> Result<Listed, StoreError> {
     ))
 }
 
-/// Counts the tasks of every listing prefix, reading only the indexed fields of each record;
-/// when the database predates the listing indexes, writes them in the same pass and then
-/// records that they are built.
+/// Counts the tasks of every listing prefix, reading only the indexed fields of each record,
+/// and writes the listing keys of the records written in a generation not recorded as listed
+/// (a crash came before their relist). When the database predates the listing indexes, writes
+/// every record's keys in the same pass and then records that they are built. Returns the
+/// counts and the generation to stamp new writes with (above every stamp read).
 pub(super) fn open_indexes(
     db: &sled::Db,
     tasks: &sled::Tree,
     lists: &sled::Tree,
-) -> Result<Counts, StoreError> {
-    let meta = db.open_tree("store_meta").map_err(backend)?;
+) -> Result<(Counts, u64), StoreError> {
+    let meta = db.open_tree(super::META).map_err(backend)?;
     let build = meta.get(LISTS_BUILT).map_err(backend)?.is_none();
-    let mut counts = Counts::default();
+    let listed_up_to = relist::listed_up_to(&meta)?;
+    let (mut counts, mut newest, mut wrote) = (Counts::default(), listed_up_to, false);
     for entry in tasks.iter() {
         let (_, bytes) = entry.map_err(backend)?;
-        let listed = listed(&bytes)?;
-        if build {
+        let brief = serde_json::from_slice::<Brief>(&bytes).map_err(backend)?;
+        let lagging = brief.lists > listed_up_to;
+        newest = newest.max(brief.lists);
+        let listed = Listed::from(brief);
+        if build || lagging {
             for k in index::keys(&listed) {
                 lists.insert(k, &[] as &[u8]).map_err(backend)?;
             }
+            wrote = true;
         }
         counts.apply(&listed, true);
     }
-    if build {
+    if wrote || build {
         // The entries are durable before the markers that say they exist.
         db.flush().map_err(backend)?;
         meta.insert(LISTS_BUILT, &[1u8] as &[u8]).map_err(backend)?;
+        meta.insert(relist::LISTED_UP_TO, &newest.to_be_bytes())
+            .map_err(backend)?;
         db.flush().map_err(backend)?;
     }
-    Ok(counts)
+    Ok((counts, newest + 1))
 }
 
 impl SledStore {

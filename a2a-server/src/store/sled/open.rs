@@ -1,6 +1,6 @@
 //! Opening a sled store: the directory lock, the trees, and the listing counts.
 
-use super::{DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SledStore, backend, list};
+use super::{DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SledStore, backend, list, relist};
 use crate::cache::Fifo;
 use crate::store::StoreError;
 use std::path::Path;
@@ -59,13 +59,14 @@ impl SledStore {
     /// Uses an already opened database (its trees `tasks`, `task_index`, `task_lists`, …).
     ///
     /// Opening reads the indexed fields of every task record to count the tasks of each
-    /// listing prefix. A database written before the listing indexes (or the claims' time
-    /// index) existed gets them built, once (marker keys in tree `store_meta` record it); the
-    /// deletes a crash cut short are finished.
+    /// listing prefix, and writes the listing keys that a crash kept a relist from writing
+    /// (see `sled/relist.rs`). A database written before the listing indexes (or the claims'
+    /// time index) existed gets them built, once (marker keys in tree `store_meta` record
+    /// it); the deletes a crash cut short are finished.
     pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
         let tasks = db.open_tree("tasks").map_err(backend)?;
         let lists = db.open_tree("task_lists").map_err(backend)?;
-        let counts = list::open_indexes(&db, &tasks, &lists)?;
+        let (counts, generation) = list::open_indexes(&db, &tasks, &lists)?;
         super::finish_deletes(&db, &tasks)?;
         let claims = db.open_tree("message_claims").map_err(backend)?;
         super::claims::drop_claim_times(&db)?;
@@ -89,6 +90,8 @@ impl SledStore {
             counts: Arc::new(Mutex::new(counts)),
             recent: Arc::new(Mutex::new(Fifo::new(RECENT_CACHE_BYTES))),
             leases: Arc::default(),
+            waiting: Arc::new(Mutex::new(relist::Waiting::new(generation))),
+            relisting: Arc::default(),
             db,
         })
     }

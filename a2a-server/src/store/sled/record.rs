@@ -26,7 +26,7 @@
 //! event count (the event is an artifact or a message) is committed by its event already: the
 //! fold of the event is the snapshot it was about to write.
 
-use super::{SledStore, backend, backend_msg, decode, encode, index_key, log_key};
+use super::{SledStore, backend, backend_msg, decode, index_key, log_key};
 use crate::cache::Weigh;
 use crate::store::index::{self, Listed};
 use crate::store::{Scope, StoreError, StoredTask};
@@ -80,12 +80,24 @@ fn folds_to(previous: &Task, event: &StreamResponse, task: &Task) -> bool {
 /// How a head value starts: a snapshot starts `{"task":`.
 const HEAD: &[u8] = b"{\"head\":";
 
-/// A head value as written: the version, then the fields `list::listed` reads of any record.
+/// A head value as written: the version, then the fields `list::listed` reads of any record,
+/// and the relist generation (see `sled/relist.rs`).
 #[derive(serde::Serialize)]
 struct HeadOut<'a> {
     head: u64,
     task: HeadTask<'a>,
     scope: &'a Scope,
+    lists: u64,
+}
+
+/// A snapshot value as written: a [`StoredTask`] (which reads it back, ignoring `lists`), and
+/// the relist generation.
+#[derive(serde::Serialize)]
+struct SnapshotOut<'a> {
+    task: &'a Task,
+    version: u64,
+    scope: &'a Scope,
+    lists: u64,
 }
 
 #[derive(serde::Serialize)]
@@ -111,9 +123,20 @@ struct HeadIn {
     scope: Scope,
 }
 
-fn encode_head(t: &StoredTask) -> Result<Vec<u8>, StoreError> {
+fn encode_snapshot(t: &StoredTask, generation: u64) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(&SnapshotOut {
+        task: &t.task,
+        version: t.version,
+        scope: &t.scope,
+        lists: generation,
+    })
+    .map_err(backend)
+}
+
+fn encode_head(t: &StoredTask, generation: u64) -> Result<Vec<u8>, StoreError> {
     serde_json::to_vec(&HeadOut {
         head: t.version,
+        lists: generation,
         task: HeadTask {
             id: &t.task.id,
             context_id: &t.task.context_id,
@@ -225,13 +248,14 @@ impl SledStore {
     }
 
     /// Writes a task's value (a head when `headed`, else a snapshot) with its event: the event
-    /// first, then its new index keys (retention's, for a finished task, and the listing ones
-    /// that change), then the value itself (the commit point), then the removal of the old
-    /// index keys and the update of the listing counts.
+    /// first, then retention's index key for a finished task, then the value itself (the
+    /// commit point), then the removal of the old retention key and the update of the listing
+    /// counts. The listing keys are written later, by a relist (see `sled/relist.rs`): a write
+    /// that moves them notes the task for one, and stamps the value with the generation that
+    /// tells a reopened store after a crash which records may lack their keys.
     /// The caller holds the task's write lock and has checked the version. A crash at any
     /// step leaves the previous version intact: an event the fold stops at and an index key
-    /// that does not match the task are ignored by every read (and a listing that meets such
-    /// a key removes it).
+    /// that does not match the task are ignored by every read.
     ///
     /// No sled transaction or batch is used: in sled 0.34 they switch every thread to a
     /// reader-writer lock that can deadlock against a concurrent `flush` (which we call before
@@ -244,10 +268,19 @@ impl SledStore {
         headed: bool,
     ) -> Result<StoredTask, StoreError> {
         let id = stored.task.id.as_str();
+        // An artifact or a message leaves the listing keys (and counts) as they are.
+        let moved = previous
+            .as_ref()
+            .is_none_or(|p| !index::unmoved(&p.stored, &stored));
+        let old_listed = previous
+            .as_ref()
+            .filter(|_| moved)
+            .map(|p| Listed::of(&p.stored));
+        let generation = self.stamp(&stored.task.id, moved, old_listed.clone());
         let value = if headed {
-            encode_head(&stored)?
+            encode_head(&stored, generation)?
         } else {
-            encode(&stored)?
+            encode_snapshot(&stored, generation)?
         };
         // A head's record weighs its log so far (what its fold reads); a snapshot itself.
         let bytes = if headed {
@@ -261,20 +294,6 @@ impl SledStore {
             (t.task.status.state.is_terminal()).then(|| index_key(t.sort_millis(), id))
         };
         let new_key = retained(&stored);
-        // An artifact or a message leaves the listing keys (and counts) as they are.
-        let relist = previous
-            .as_ref()
-            .is_none_or(|p| !index::unmoved(&p.stored, &stored));
-        let new_listed = relist.then(|| Listed::of(&stored));
-        let old_listed = previous
-            .as_ref()
-            .filter(|_| relist)
-            .map(|p| Listed::of(&p.stored));
-        // No keys at all when a side is absent (an array's default would be four empty keys,
-        // each then removed or inserted as if it were one).
-        let keys = |l: &Option<Listed>| l.as_ref().map_or_else(Vec::new, |l| index::keys(l).into());
-        let new_lists: Vec<Vec<u8>> = keys(&new_listed);
-        let old_lists: Vec<Vec<u8>> = keys(&old_listed);
         self.events
             .insert(log_key(id, stored.version), event)
             .map_err(backend)?;
@@ -283,13 +302,16 @@ impl SledStore {
                 .insert(k.as_slice(), &[] as &[u8])
                 .map_err(backend)?;
         }
-        for k in new_lists.iter().filter(|k| !old_lists.contains(k)) {
-            self.lists
-                .insert(k.as_slice(), &[] as &[u8])
-                .map_err(backend)?;
-        }
         self.tasks.insert(id.as_bytes(), value).map_err(backend)?;
         self.wrote();
+        if moved {
+            let new = Listed::of(&stored);
+            let mut counts = self.counts.lock().expect("counts lock");
+            match &old_listed {
+                Some(old) => counts.replace(old, &new),
+                None => counts.apply(&new, true),
+            }
+        }
         self.recent.lock().expect("cache lock").put(
             stored.task.id.clone(),
             Record {
@@ -299,20 +321,10 @@ impl SledStore {
                 bytes,
             },
         );
-        if let Some(new) = &new_listed {
-            let mut counts = self.counts.lock().expect("counts lock");
-            match &old_listed {
-                Some(old) => counts.replace(old, new),
-                None => counts.apply(new, true),
-            }
-        }
         if let Some(old_key) = previous.as_ref().and_then(|p| retained(&p.stored))
             && Some(&old_key) != new_key.as_ref()
         {
             self.index.remove(old_key).map_err(backend)?;
-        }
-        for k in old_lists.iter().filter(|k| !new_lists.contains(k)) {
-            self.lists.remove(k.as_slice()).map_err(backend)?;
         }
         Ok(stored)
     }

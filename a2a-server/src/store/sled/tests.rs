@@ -229,11 +229,105 @@ async fn sled_store_a_refused_write_leaves_no_listing_key() {
         store.update(Arc::new(moved), 7, &event).await,
         Err(StoreError::VersionConflict { .. })
     ));
+    store.relist().unwrap();
     assert_eq!(
         store.lists.len(),
         4 * model.len(),
         "only the committed keys"
     );
+}
+
+#[tokio::test]
+async fn a_write_leaves_its_listing_keys_to_a_relist_which_writes_the_final_ones_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    let mut model = crate::store::list_tests::fill_model(&store, 12).await;
+    for (i, state) in [TaskState::Working, TaskState::Completed]
+        .into_iter()
+        .enumerate()
+    {
+        crate::store::list_tests::move_task(&store, &mut model, "m001", state, 5000 + i as i64)
+            .await;
+    }
+    assert!(store.lists.is_empty(), "no write wrote a listing key");
+    store.relist().unwrap();
+    // Only the keys of each task's committed state: none of m001's earlier states.
+    let mut expected: Vec<Vec<u8>> = Vec::new();
+    for id in model.keys() {
+        let t = store
+            .get(&TaskId::from(id.as_str()))
+            .await
+            .unwrap()
+            .unwrap();
+        expected.extend(index::keys(&Listed::of(&t)));
+    }
+    expected.sort();
+    let keys: Vec<Vec<u8>> = store
+        .lists
+        .iter()
+        .keys()
+        .map(|k| k.unwrap().to_vec())
+        .collect();
+    assert_eq!(keys, expected);
+    assert!(store.waiting.lock().unwrap().tasks.is_empty());
+    // A listing relists first: a write just acknowledged is listed.
+    crate::store::list_tests::move_task(&store, &mut model, "m002", TaskState::Failed, 6000).await;
+    crate::store::list_tests::check_against_model(&store, &model).await;
+}
+
+#[tokio::test]
+async fn keys_a_crash_kept_a_relist_from_writing_are_written_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = |store: &SledStore| relist::listed_up_to(&store.db().open_tree(META).unwrap());
+    let (model, listed) = {
+        let store = SledStore::open(dir.path()).unwrap();
+        let mut model = crate::store::list_tests::fill_model(&store, 30).await;
+        store.relist().unwrap();
+        let listed = meta(&store).unwrap();
+        assert!(listed > 0, "a relist records its generation");
+        // Written after the relist, never relisted: the store goes away as in a crash.
+        crate::store::list_tests::move_task(&store, &mut model, "m004", TaskState::Failed, 7000)
+            .await;
+        let later = crate::store::tests::task_at("late", "c9", TaskState::Working, 8000);
+        store
+            .create(Arc::new(later.clone()), Scope::default())
+            .await
+            .unwrap();
+        model.insert("late".into(), (Scope::default(), later));
+        store.sync().await.unwrap();
+        assert!(!store.waiting.lock().unwrap().tasks.is_empty());
+        (model, listed)
+    };
+    let store = SledStore::open(dir.path()).unwrap();
+    assert!(store.waiting.lock().unwrap().tasks.is_empty());
+    // Listed without a relist: the keys are there (m004's earlier key stays, stale, until a
+    // listing meets it).
+    crate::store::list_tests::check_against_model(&store, &model).await;
+    assert!(
+        meta(&store).unwrap() > listed,
+        "the keys written at open are recorded"
+    );
+    // And a write after the reopen is stamped above every earlier generation.
+    let t = store.get(&TaskId::from("m005")).await.unwrap().unwrap();
+    assert!(store.stamp(&t.task.id, false, None) > meta(&store).unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn so_many_waiting_tasks_are_relisted_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    for i in 0..RELIST_AFTER {
+        let t = crate::store::tests::task_at(&format!("b{i:05}"), "c", TaskState::Working, 1);
+        store.create(Arc::new(t), Scope::default()).await.unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while store.lists.len() < 4 * RELIST_AFTER {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("a background relist wrote every task's keys");
+    assert!(store.waiting.lock().unwrap().tasks.is_empty());
 }
 
 /// Forgets every cached task, so that the next reads materialize from disk.
