@@ -58,7 +58,7 @@ mod relist;
 pub use claims::CLAIM_EXPIRY_WALK;
 use record::Record;
 pub use record::SNAPSHOT_EVERY;
-pub use relist::RELIST_AFTER;
+pub use relist::{RELIST_AFTER, RELIST_AGE, RELIST_MAX};
 
 /// A task store in a sled database directory.
 #[derive(Clone, Debug)]
@@ -305,7 +305,7 @@ impl TaskStore for SledStore {
         let (store, query) = (self.clone(), query.clone());
         tokio::task::spawn_blocking(move || {
             // Every acknowledged write listed first.
-            store.relist()?;
+            store.relist(true)?;
             let page = store.list_blocking(&query)?;
             for t in &page.tasks {
                 store.settled(t.task.id.as_str());

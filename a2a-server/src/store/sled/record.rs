@@ -276,7 +276,8 @@ impl SledStore {
             .as_ref()
             .filter(|_| moved)
             .map(|p| Listed::of(&p.stored));
-        let generation = self.stamp(&stored.task.id, moved, old_listed.clone());
+        let finished = stored.task.status.state.is_terminal();
+        let generation = self.stamp(&stored.task.id, moved, old_listed.as_ref(), finished);
         let value = if headed {
             encode_head(&stored, generation)?
         } else {

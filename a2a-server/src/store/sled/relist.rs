@@ -6,39 +6,64 @@
 //! change: on sled, the listing keys were half the tree operations of a SendMessage.
 //!
 //! A relist runs before every listing (so a listing shows every acknowledged write), and in the
-//! background once [`RELIST_AFTER`] tasks wait (so the waiting set stays small).
+//! background once [`RELIST_AFTER`] *finished* tasks wait. A background relist writes the keys
+//! of the finished tasks, and of the others only once they have waited [`RELIST_AGE`]: a
+//! running task's state is about to change again, and relisting it now would move its keys
+//! twice. A relist of everything also starts when [`RELIST_MAX`] tasks wait, which bounds the
+//! set whatever the tasks do.
 //!
 //! **After a crash.** Each value (snapshot or head) a write stores is stamped with the current
-//! *generation*. A relist takes the waiting tasks and moves to the next generation; once their
-//! keys are written and flushed it records in tree `store_meta` that generations up to its own
-//! are listed. So a value stamped above that record may lack its keys: opening the store, which
-//! reads every record anyway (`list::open_indexes`), writes the keys of those. A key left over
-//! from an earlier state is stale, and a listing that meets one removes it.
+//! *generation*. A relist moves to the next generation; once the keys it wrote are flushed, it
+//! records in tree `store_meta` the highest generation below which no task is left waiting (a
+//! task waits from the first write it was noted for, so its values are stamped at or above
+//! that write's generation). So a value stamped above that record may lack its keys: opening
+//! the store, which reads every record anyway (`list::open_indexes`), writes the keys of those.
+//! A key left over from an earlier state is stale, and a listing that meets one removes it.
 
 use super::{SledStore, backend};
 use crate::store::StoreError;
 use crate::store::index::{self, Listed};
 use a2a_core::TaskId;
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
-/// How many tasks may wait for their listing keys before a write starts a relist in the
-/// background (on tokio's blocking pool). At thousands of tasks a second a task waits about
-/// 10 ms, several times what an echo task lives, so that most short tasks are listed once; a
-/// larger batch saved no more sled work (callgrind: 299k–305k instructions per SendMessage
-/// with 256 and 1024, 308k with 64) but stalled the server's core for longer (p99 up to twice).
+/// How many finished tasks may wait for their listing keys before a write starts a relist in
+/// the background (on tokio's blocking pool). A larger batch saved no more sled work
+/// (callgrind: 299k–305k instructions per SendMessage with 256 and 1,024, 308k with 64) but
+/// stalled the server's core for longer (send c=16 p99 up to twice).
 pub const RELIST_AFTER: usize = 64;
+
+/// How long an unfinished task waits before a background relist writes its keys.
+pub const RELIST_AGE: Duration = Duration::from_secs(1);
+
+/// How many tasks, finished or not, may wait before a write starts a relist of all of them.
+pub const RELIST_MAX: usize = 4096;
 
 /// The `store_meta` key of the highest generation whose listing keys are durable (u64,
 /// big-endian).
 pub(super) const LISTED_UP_TO: &[u8] = b"task_lists_listed_up_to";
+
+/// A task whose listing keys lag its committed record.
+#[derive(Debug)]
+pub(super) struct Wait {
+    /// The fields its keys in `task_lists` were written for (`None`: no keys yet).
+    written: Option<Listed>,
+    /// The generation of the write that noted it (its values since are stamped at or above).
+    first: u64,
+    /// When that write noted it.
+    noted: Instant,
+    /// Whether its last write finished it (its keys will not move again).
+    finished: bool,
+}
 
 /// The tasks whose listing keys lag their committed record, and the generation values are
 /// stamped with now.
 #[derive(Debug, Default)]
 pub(super) struct Waiting {
     generation: u64,
-    /// Each task, with the fields its keys in `task_lists` were written for (`None`: none yet).
-    pub(super) tasks: HashMap<TaskId, Option<Listed>>,
+    pub(super) tasks: HashMap<TaskId, Wait>,
+    /// How many of `tasks` are finished.
+    finished: usize,
     /// Whether a background relist is queued.
     queued: bool,
 }
@@ -51,18 +76,71 @@ impl Waiting {
             ..Self::default()
         }
     }
+
+    /// Takes the tasks a relist writes: all of them, or (`all` false) the finished ones and
+    /// those that waited long enough.
+    fn take(&mut self, all: bool) -> Vec<(TaskId, Wait)> {
+        if all || self.finished == self.tasks.len() {
+            self.finished = 0;
+            return self.tasks.drain().collect();
+        }
+        let now = Instant::now();
+        let due = |w: &Wait| w.finished || now.duration_since(w.noted) >= RELIST_AGE;
+        let ids: Vec<TaskId> = (self.tasks.iter())
+            .filter(|(_, w)| due(w))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let taken: Vec<(TaskId, Wait)> = ids
+            .into_iter()
+            .filter_map(|id| self.tasks.remove_entry(&id))
+            .collect();
+        self.finished -= taken.iter().filter(|(_, w)| w.finished).count();
+        taken
+    }
+
+    /// Puts back a task a relist could not write (unless a newer write noted it again).
+    fn put_back(&mut self, id: TaskId, wait: Wait) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.tasks.entry(id) {
+            self.finished += usize::from(wait.finished);
+            slot.insert(wait);
+        }
+    }
+
+    /// The highest generation no waiting task was noted at or below.
+    fn listed_below(&self) -> u64 {
+        let oldest = self.tasks.values().map(|w| w.first).min();
+        oldest.map_or(self.generation - 1, |g| g.saturating_sub(1))
+    }
 }
 
 impl SledStore {
     /// Called by a value write, under the task's write lock, before the value is stored: the
     /// generation to stamp it with. When the write moves the task's keys (`moved`), the task
     /// waits for a relist, with `written`, the fields of its keys in `task_lists` (the previous
-    /// record's, or none for a new task), unless it was already waiting.
-    pub(super) fn stamp(&self, id: &TaskId, moved: bool, written: Option<Listed>) -> u64 {
+    /// record's, or none for a new task), unless it was already waiting; `finished` says
+    /// whether the write finishes the task.
+    pub(super) fn stamp(
+        &self,
+        id: &TaskId,
+        moved: bool,
+        written: Option<&Listed>,
+        finished: bool,
+    ) -> u64 {
         let mut waiting = self.waiting.lock().expect("relist lock");
+        let generation = waiting.generation;
         if moved {
-            waiting.tasks.entry(id.clone()).or_insert(written);
-            if waiting.tasks.len() >= RELIST_AFTER && !waiting.queued {
+            let wait = waiting.tasks.entry(id.clone()).or_insert_with(|| Wait {
+                written: written.cloned(),
+                first: generation,
+                noted: Instant::now(),
+                finished: false,
+            });
+            let newly = finished && !wait.finished;
+            wait.finished |= finished;
+            waiting.finished += usize::from(newly);
+            if (waiting.finished >= RELIST_AFTER || waiting.tasks.len() >= RELIST_MAX)
+                && !waiting.queued
+            {
                 waiting.queued = true;
                 let store = self.clone();
                 match tokio::runtime::Handle::try_current() {
@@ -72,11 +150,12 @@ impl SledStore {
                 }
             }
         }
-        waiting.generation
+        generation
     }
 
     fn relist_queued(&self) {
-        if let Err(e) = self.relist() {
+        let all = self.waiting.lock().expect("relist lock").tasks.len() >= RELIST_MAX;
+        if let Err(e) = self.relist(all) {
             tracing::warn!(error = %e, "writing listing keys failed; the next listing retries");
         }
         self.waiting.lock().expect("relist lock").queued = false;
@@ -85,39 +164,43 @@ impl SledStore {
     /// Forgets a deleted task: its keys in `task_lists`, if it was waiting (the caller removes
     /// those of its current record).
     pub(super) fn unwait(&self, id: &TaskId) -> Option<Listed> {
-        (self.waiting.lock().expect("relist lock").tasks).remove(id)?
+        let mut waiting = self.waiting.lock().expect("relist lock");
+        let wait = waiting.tasks.remove(id)?;
+        waiting.finished -= usize::from(wait.finished);
+        wait.written
     }
 
-    /// Writes the listing keys of every waiting task (its current record's, read under its
-    /// write lock, so that no write is in flight) and removes the keys it had, then flushes
-    /// and records the generation as listed. One relist at a time. On an error the tasks not
-    /// yet done wait again.
-    pub(super) fn relist(&self) -> Result<(), StoreError> {
+    /// Writes the listing keys of the waiting tasks (`all`, or those [`Waiting::take`] picks):
+    /// for each, its current record's keys, read under its write lock so that no write is in
+    /// flight, and removes the keys it had; then flushes and records the generation below
+    /// which nothing waits. One relist at a time. On an error the tasks not yet done wait
+    /// again.
+    pub(super) fn relist(&self, all: bool) -> Result<(), StoreError> {
         let _one = self.relisting.lock().expect("relist lock");
-        let (generation, tasks) = {
+        let tasks = {
             let mut waiting = self.waiting.lock().expect("relist lock");
-            if waiting.tasks.is_empty() {
+            let tasks = waiting.take(all);
+            if tasks.is_empty() {
                 return Ok(());
             }
-            let generation = waiting.generation;
             waiting.generation += 1;
-            (generation, std::mem::take(&mut waiting.tasks))
+            tasks
         };
         let mut tasks = tasks.into_iter();
-        while let Some((id, written)) = tasks.next() {
-            if let Err(e) = self.relist_one(&id, written.as_ref()) {
-                // Back in the waiting set (unless a newer write put them there already).
+        while let Some((id, wait)) = tasks.next() {
+            if let Err(e) = self.relist_one(&id, wait.written.as_ref()) {
                 let mut waiting = self.waiting.lock().expect("relist lock");
-                for (id, written) in std::iter::once((id, written)).chain(tasks) {
-                    waiting.tasks.entry(id).or_insert(written);
+                for (id, wait) in std::iter::once((id, wait)).chain(tasks) {
+                    waiting.put_back(id, wait);
                 }
                 return Err(e);
             }
         }
         // The keys are durable before the record that says so.
         self.db.flush().map_err(backend)?;
+        let listed = self.waiting.lock().expect("relist lock").listed_below();
         let meta = self.db.open_tree(super::META).map_err(backend)?;
-        meta.insert(LISTED_UP_TO, &generation.to_be_bytes())
+        meta.insert(LISTED_UP_TO, &listed.to_be_bytes())
             .map_err(backend)?;
         Ok(())
     }

@@ -229,7 +229,7 @@ async fn sled_store_a_refused_write_leaves_no_listing_key() {
         store.update(Arc::new(moved), 7, &event).await,
         Err(StoreError::VersionConflict { .. })
     ));
-    store.relist().unwrap();
+    store.relist(true).unwrap();
     assert_eq!(
         store.lists.len(),
         4 * model.len(),
@@ -250,7 +250,7 @@ async fn a_write_leaves_its_listing_keys_to_a_relist_which_writes_the_final_ones
             .await;
     }
     assert!(store.lists.is_empty(), "no write wrote a listing key");
-    store.relist().unwrap();
+    store.relist(true).unwrap();
     // Only the keys of each task's committed state: none of m001's earlier states.
     let mut expected: Vec<Vec<u8>> = Vec::new();
     for id in model.keys() {
@@ -282,7 +282,7 @@ async fn keys_a_crash_kept_a_relist_from_writing_are_written_at_open() {
     let (model, listed) = {
         let store = SledStore::open(dir.path()).unwrap();
         let mut model = crate::store::list_tests::fill_model(&store, 30).await;
-        store.relist().unwrap();
+        store.relist(true).unwrap();
         let listed = meta(&store).unwrap();
         assert!(listed > 0, "a relist records its generation");
         // Written after the relist, never relisted: the store goes away as in a crash.
@@ -309,25 +309,75 @@ async fn keys_a_crash_kept_a_relist_from_writing_are_written_at_open() {
     );
     // And a write after the reopen is stamped above every earlier generation.
     let t = store.get(&TaskId::from("m005")).await.unwrap().unwrap();
-    assert!(store.stamp(&t.task.id, false, None) > meta(&store).unwrap());
+    assert!(store.stamp(&t.task.id, false, None, false) > meta(&store).unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn so_many_waiting_tasks_are_relisted_in_the_background() {
+async fn finished_tasks_are_relisted_in_the_background_and_running_ones_survive_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let finished = |i: usize| format!("f{i:05}");
+    {
+        let store = SledStore::open(dir.path()).unwrap();
+        let running = crate::store::tests::task_at("running", "c", TaskState::Working, 1);
+        store
+            .create(Arc::new(running), Scope::default())
+            .await
+            .unwrap();
+        for i in 0..RELIST_AFTER {
+            let t = crate::store::tests::task_at(&finished(i), "c", TaskState::Completed, 2);
+            store.create(Arc::new(t), Scope::default()).await.unwrap();
+        }
+        tokio::time::timeout(Duration::from_secs(30), async {
+            while store.lists.len() < 4 * RELIST_AFTER {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("a background relist wrote the finished tasks' keys");
+        // The running task still waits (its state will change again), and the generation
+        // recorded as listed stays below the one it was noted in.
+        let waiting: Vec<TaskId> = store
+            .waiting
+            .lock()
+            .unwrap()
+            .tasks
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(waiting, [TaskId::from("running")]);
+        store.sync().await.unwrap();
+    }
+    // Gone as in a crash: opening writes the running task's keys.
+    let store = SledStore::open(dir.path()).unwrap();
+    let page = store
+        .list(&ListQuery {
+            status: Some(TaskState::Working),
+            page_size: 10,
+            ..ListQuery::default()
+        })
+        .await
+        .unwrap();
+    let ids: Vec<&str> = page.tasks.iter().map(|t| t.task.id.as_str()).collect();
+    assert_eq!(ids, ["running"]);
+    assert_eq!(store.lists.len(), 4 * (RELIST_AFTER + 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn so_many_running_tasks_are_all_relisted_in_the_background() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
-    for i in 0..RELIST_AFTER {
-        let t = crate::store::tests::task_at(&format!("b{i:05}"), "c", TaskState::Working, 1);
+    for i in 0..RELIST_MAX {
+        let t = crate::store::tests::task_at(&format!("r{i:05}"), "c", TaskState::Working, 1);
         store.create(Arc::new(t), Scope::default()).await.unwrap();
     }
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while store.lists.len() < 4 * RELIST_AFTER {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while store.lists.len() < 4 * RELIST_MAX {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     })
     .await
     .expect("a background relist wrote every task's keys");
-    assert!(store.waiting.lock().unwrap().tasks.is_empty());
+    assert!(store.waiting.lock().unwrap().tasks.len() < RELIST_MAX);
 }
 
 /// Forgets every cached task, so that the next reads materialize from disk.
