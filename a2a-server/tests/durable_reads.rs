@@ -165,3 +165,50 @@ async fn a_change_is_shown_only_once_its_flush_completed() {
     let task = h.get_task(&cx, get).await.unwrap();
     assert_eq!(task.status.state, TaskState::Completed);
 }
+
+/// Counts log reads.
+#[derive(Default)]
+struct LogReads(std::sync::atomic::AtomicUsize);
+
+impl observed::Hooks for LogReads {
+    fn read_log(&self, _id: &TaskId) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A new stream starts with the task's first event as published (flushed already), and
+/// follows the broadcast: it reads the log only to catch up, which a reader keeping up never
+/// needs. Reading it back would cost a store read and, on sled, a wait for the flush of
+/// whatever the agent wrote meanwhile.
+#[tokio::test]
+async fn a_new_stream_starts_from_the_published_event_without_reading_the_log() {
+    let store = Arc::new(observed::Observed::new(LogReads::default()));
+    let go = Arc::new(Notify::new());
+    let server = Server::builder(TwoSteps { go: go.clone() })
+        .task_store_arc(store.clone())
+        .build()
+        .unwrap();
+    let h = server.handler();
+    let cx = CallContext::default();
+    let req: SendMessageRequest = serde_json::from_value(json!({
+        "message": {"messageId": "m2", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    }))
+    .unwrap();
+    let mut stream = timeout(WAIT, h.send_streaming_message(&cx, req))
+        .await
+        .unwrap()
+        .unwrap();
+    let first = timeout(WAIT, stream.next()).await.unwrap().unwrap();
+    assert_eq!(first.seq, 1);
+    assert!(matches!(first.event, a2a_core::StreamResponse::Task(_)));
+    go.notify_one();
+    let rest: Vec<u64> = timeout(WAIT, stream.map(|e| e.seq).collect())
+        .await
+        .unwrap();
+    assert_eq!(rest, [2]);
+    assert_eq!(
+        store.hooks.0.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no log read"
+    );
+}

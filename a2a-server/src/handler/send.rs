@@ -424,7 +424,8 @@ impl RequestHandler {
             } => {
                 // A new task: the response waits for the agent's first event, so that an
                 // agent refusing the request (an A2A error before any event) is answered with
-                // that error rather than a stream. The event itself is read back from the log.
+                // that error rather than a stream. The stream starts with that event (published,
+                // so durable): the log is read only if the broadcast falls behind.
                 match rx.recv().await {
                     Ok(Update::Event(e)) if e.seq == 0 => {
                         let reply = StreamEvent {
@@ -432,6 +433,16 @@ impl RequestHandler {
                             event: e.to_response(),
                         };
                         return Ok(Box::pin(futures::stream::once(async move { reply })));
+                    }
+                    Ok(Update::Event(e)) if e.seq == 1 => {
+                        let first = StreamEvent {
+                            seq: 1,
+                            event: e.to_response(),
+                        };
+                        let source = follow::Source::Cell(rx);
+                        let stream = follow::follow(&self.rt, &cell.id, Some(first), 1, source);
+                        self.rt.release(cell);
+                        return Ok(stream);
                     }
                     Ok(Update::Done) | Err(RecvError::Closed) => {
                         if let Some(refusal) = cell.refusal().await {

@@ -1,6 +1,6 @@
 //! A memory store a test can watch: it does what `MemoryStore` does, and tells its
-//! [`Hooks`] of each task write, each webhook registration read, and each flush (which the
-//! hooks may hold back).
+//! [`Hooks`] of each task write, each log read, each webhook registration read, and each flush
+//! (which the hooks may hold back).
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -20,6 +20,9 @@ pub trait Hooks: Send + Sync + 'static {
 
     /// `n` webhook registrations were read.
     fn read_records(&self, _n: usize) {}
+
+    /// A task's log was read (`TaskStore::events`).
+    fn read_log(&self, _id: &TaskId) {}
 
     /// A flush (`TaskStore::sync`): returns once it may complete.
     fn sync(&self) -> impl Future<Output = ()> + Send {
@@ -71,6 +74,7 @@ impl<H: Hooks> TaskStore for Observed<H> {
         after: u64,
         limit: usize,
     ) -> Result<Vec<LoggedEvent>, StoreError> {
+        self.hooks.read_log(id);
         self.inner.events(id, after, limit).await
     }
     async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
