@@ -212,3 +212,46 @@ async fn a_new_stream_starts_from_the_published_event_without_reading_the_log() 
         "no log read"
     );
 }
+
+/// Asks for input, then keeps running until told.
+struct AsksThenWaits {
+    go: Arc<Notify>,
+}
+
+impl Agent for AsksThenWaits {
+    async fn execute(&self, _cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
+        events.input_required("Which one?").await?;
+        self.go.notified().await;
+        Ok(())
+    }
+}
+
+/// A task whose first event interrupts it (input required) is a stream of that one event,
+/// even while its execution goes on.
+#[tokio::test]
+async fn a_stream_whose_first_event_asks_for_input_is_that_event_alone() {
+    let go = Arc::new(Notify::new());
+    let server = Server::builder(AsksThenWaits { go: go.clone() })
+        .build()
+        .unwrap();
+    let h = server.handler();
+    let req: SendMessageRequest = serde_json::from_value(json!({
+        "message": {"messageId": "m3", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    }))
+    .unwrap();
+    let stream = timeout(WAIT, h.send_streaming_message(&CallContext::default(), req))
+        .await
+        .unwrap()
+        .unwrap();
+    let events: Vec<_> = timeout(WAIT, stream.collect::<Vec<_>>())
+        .await
+        .expect("the stream ends at the question, before the execution does");
+    assert_eq!(events.len(), 1);
+    assert_eq!(
+        events[0].event.state(),
+        Some(&TaskState::InputRequired),
+        "{:?}",
+        events[0].event
+    );
+    go.notify_one();
+}

@@ -439,8 +439,14 @@ impl RequestHandler {
                             seq: 1,
                             event: e.to_response(),
                         };
-                        let source = follow::Source::Cell(rx);
-                        let stream = follow::follow(&self.rt, &cell.id, Some(first), 1, source);
+                        // A task created finished or interrupted (input required): that one
+                        // event is the whole stream, as for any live event.
+                        let stream = if e.ends_stream() {
+                            Box::pin(futures::stream::once(async move { first }))
+                        } else {
+                            let source = follow::Source::Cell(rx);
+                            follow::follow(&self.rt, &cell.id, Some(first), 1, source)
+                        };
                         self.rt.release(cell);
                         return Ok(stream);
                     }
