@@ -5,7 +5,9 @@
 mod observed;
 
 use a2a_core::{Error, GetTaskRequest, ListTasksRequest, SendMessageRequest, TaskId, TaskState};
-use a2a_server::{Agent, CallContext, RequestContext, Server, StoredTask, TaskEvents};
+use a2a_server::{
+    Agent, CallContext, EventStream, RequestContext, RequestHandler, Server, StoredTask, TaskEvents,
+};
 use futures::StreamExt as _;
 use serde_json::json;
 use std::collections::HashMap;
@@ -17,6 +19,19 @@ use tokio::time::timeout;
 const WAIT: Duration = Duration::from_secs(20);
 /// How long a read is given to (wrongly) answer while a flush is held.
 const HELD: Duration = Duration::from_millis(300);
+
+/// Sends "hi" (message id `message_id`) as a streaming message: the stream, once the agent's
+/// first event has opened it.
+async fn stream_hi(h: &RequestHandler, message_id: &str) -> EventStream {
+    let req: SendMessageRequest = serde_json::from_value(json!({
+        "message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    }))
+    .unwrap();
+    timeout(WAIT, h.send_streaming_message(&CallContext::default(), req))
+        .await
+        .unwrap()
+        .unwrap()
+}
 
 /// Works, then waits for the test's go before completing.
 struct TwoSteps {
@@ -89,15 +104,8 @@ async fn a_change_is_shown_only_once_its_flush_completed() {
         .unwrap();
     let h = server.handler();
     let cx = CallContext::default();
-    let req: SendMessageRequest = serde_json::from_value(json!({
-        "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
-    }))
-    .unwrap();
     // The stream opens on the task's first event, flushed.
-    let mut stream = timeout(WAIT, h.send_streaming_message(&cx, req))
-        .await
-        .unwrap()
-        .unwrap();
+    let mut stream = stream_hi(&h, "m1").await;
     let id = {
         let written = gate.written.lock().unwrap();
         written.keys().next().cloned().expect("a task")
@@ -188,16 +196,7 @@ async fn a_new_stream_starts_from_the_published_event_without_reading_the_log() 
         .task_store_arc(store.clone())
         .build()
         .unwrap();
-    let h = server.handler();
-    let cx = CallContext::default();
-    let req: SendMessageRequest = serde_json::from_value(json!({
-        "message": {"messageId": "m2", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
-    }))
-    .unwrap();
-    let mut stream = timeout(WAIT, h.send_streaming_message(&cx, req))
-        .await
-        .unwrap()
-        .unwrap();
+    let mut stream = stream_hi(&server.handler(), "m2").await;
     let first = timeout(WAIT, stream.next()).await.unwrap().unwrap();
     assert_eq!(first.seq, 1);
     assert!(matches!(first.event, a2a_core::StreamResponse::Task(_)));
@@ -234,15 +233,7 @@ async fn a_stream_whose_first_event_asks_for_input_is_that_event_alone() {
     let server = Server::builder(AsksThenWaits { go: go.clone() })
         .build()
         .unwrap();
-    let h = server.handler();
-    let req: SendMessageRequest = serde_json::from_value(json!({
-        "message": {"messageId": "m3", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
-    }))
-    .unwrap();
-    let stream = timeout(WAIT, h.send_streaming_message(&CallContext::default(), req))
-        .await
-        .unwrap()
-        .unwrap();
+    let stream = stream_hi(&server.handler(), "m3").await;
     let events: Vec<_> = timeout(WAIT, stream.collect::<Vec<_>>())
         .await
         .expect("the stream ends at the question, before the execution does");
