@@ -36,7 +36,12 @@
 # Usage: bench/compare.sh [--quick] [--duration SECONDS] [--subscribers N] [--no-peer]
 #                         [--only LABEL[,LABEL...]] [--instructions] [--no-grpc] [--no-h2]
 #                         [--scenarios SCENARIO:C[,SCENARIO:C...]] [--no-rivals] [--repeat N]
+#                         [--requests N[:WARMUP]]
 # --scenarios runs only those rows (e.g. send:16,get:16; default: all).
+# --requests N[:WARMUP] measures N successful requests per row, after WARMUP (default N / 2),
+# instead of --duration seconds after a warm-up in seconds: every row then does the same work
+# on any machine (bench/guard.sh measures this way; on sled, a request's instructions grow
+# with the size of the trees a timed window meets).
 # --repeat N runs every server's rows N times, the servers interleaved (floor, ours, peer,
 # rivals, then again), each time on fresh servers; the table shows each figure's median and
 # lists every repetition's throughput under it (the fan-out runs once).
@@ -60,6 +65,7 @@ instructions=0
 grpc=1
 h2=1
 repeat=1
+requests=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) duration=1; warmup=0.5; subscribers=1000 ;;
@@ -73,12 +79,20 @@ while [ $# -gt 0 ]; do
     --no-grpc) grpc=0 ;;
     --no-h2) h2=0 ;;
     --repeat) repeat="$2"; shift ;;
-    -h|--help) sed -n 2,48p "$0"; exit 0 ;;
+    --requests) requests="$2"; shift ;;
+    -h|--help) sed -n 2,53p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 
+if [ -n "$requests" ]; then
+  case "$requests" in
+    *:*) requests_warmup="${requests#*:}" ;;
+    *) requests_warmup=$((requests / 2)) ;;
+  esac
+  [[ "${requests%%:*}$requests_warmup" =~ ^[0-9]+$ ]] || { echo "--requests takes N or N:WARMUP" >&2; exit 2; }
+fi
 server_core="${SERVER_CORE:-0}"
 load_core="${LOAD_CORE:-1}"
 command -v taskset >/dev/null || { echo "taskset (util-linux) is required" >&2; exit 1; }
@@ -200,8 +214,13 @@ load() {
   if [ -n "$scenarios" ] && [[ ",$scenarios," != *",$scenario:$c,"* ]]; then return 0; fi
   [ -z "${slot_cg[$slot]:-}" ] || callgrind_args=(--callgrind-out "${slot_cg[$slot]}")
   limit="$(awk -v d="$duration" -v w="$warmup" 'BEGIN { printf "%d", d + w + 120 }')"
+  local window=(--duration "$duration" --warmup "$warmup")
+  if [ -n "$requests" ]; then
+    limit=600
+    window=(--requests "${requests%%:*}" --warmup-requests "$requests_warmup")
+  fi
   timeout "$limit" taskset -c "$load_core" "$bin/a2a-bench" run --url "${slot_url[$slot]}" \
-    --scenario "$scenario" -c "$c" --duration "$duration" --warmup "$warmup" \
+    --scenario "$scenario" -c "$c" "${window[@]}" \
     --server-pid "${slot_pid[$slot]}" --label "$label" --out "$results" "${callgrind_args[@]}" "$@" \
     || echo "   $label $scenario c=$c failed" >&2
 }
@@ -309,7 +328,9 @@ fan_out ours-sled "$bin/a2a-server" --data-dir "$work/sled-fanout" --listen 127.
 rm -rf "$work/sled-fanout"
 
 echo
-echo "Machine: $("$bin/a2a-bench" machine); servers on core $server_core, load generator on core $load_core; ${duration}s measured after ${warmup}s warm-up per row."
+window_text="${duration}s measured after ${warmup}s warm-up per row"
+[ -z "$requests" ] || window_text="${requests%%:*} requests measured after $requests_warmup per row"
+echo "Machine: $("$bin/a2a-bench" machine); servers on core $server_core, load generator on core $load_core; $window_text."
 if [ -z "$peer_bin" ]; then
   echo
   echo "The peer $peer_label did not run in this invocation (--no-peer, --only, or its build failed): no ratios against it."

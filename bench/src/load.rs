@@ -1,5 +1,6 @@
 //! The load scenarios: closed-loop workers (each with one keep-alive connection, one request
-//! in flight) for a fixed duration after a warm-up, and the SubscribeToTask fan-out. Over gRPC
+//! in flight) for a fixed duration after a warm-up (or a fixed number of requests after a number
+//! of warm-up requests: `--requests`), and the SubscribeToTask fan-out. Over gRPC
 //! ([`grpc`]) and JSON-RPC over HTTP/2 ([`h2`]) the workers share HTTP/2 connections instead,
 //! one call in flight each.
 
@@ -101,6 +102,15 @@ pub(crate) struct RunArgs {
     /// Seconds of load before measuring.
     #[arg(long, default_value_t = 1.0)]
     pub(crate) warmup: f64,
+    /// Measure this many successful requests instead of `--duration` seconds, after
+    /// `--warmup-requests` instead of `--warmup` seconds: a window of fixed work, which meets a
+    /// store of the same size on a fast machine and a slow one (on sled, a request's
+    /// instructions grow with the trees; the instruction guard measures this way).
+    #[arg(long)]
+    pub(crate) requests: Option<u64>,
+    /// With `--requests`: successful requests before the window opens.
+    #[arg(long, default_value_t = 0, requires = "requests")]
+    pub(crate) warmup_requests: u64,
     /// The server's process id: reports its CPU time per request and its memory. Several,
     /// comma-separated (replicas): their sum.
     #[arg(long, value_delimiter = ',')]
@@ -255,9 +265,57 @@ struct Plan {
     h2: Vec<h2::H2Sender>,
     /// Successful requests so far (read by the sampler at the window's edges).
     ok: AtomicU64,
-    measure_from: Instant,
-    measure_to: Instant,
-    stop_at: Instant,
+    /// When the run started: the measured window's edges count from here.
+    start: Instant,
+    /// The measured window, in nanoseconds after `start` (`to` is `u64::MAX` until it closes;
+    /// with `--requests`, the sampler sets both when the counts are reached).
+    from_ns: AtomicU64,
+    to_ns: AtomicU64,
+    /// Set when the window has closed: workers start no more requests.
+    stop: std::sync::atomic::AtomicBool,
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Plan {
+    /// Whether workers should go on with another request.
+    fn running(&self) -> bool {
+        !self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Whether a request that ran from `started` to `done` lies inside the measured window.
+    fn in_window(&self, started: Instant, done: Instant) -> bool {
+        nanos(started - self.start) >= self.from_ns.load(Ordering::Relaxed)
+            && nanos(done - self.start) <= self.to_ns.load(Ordering::Relaxed)
+    }
+
+    /// The instant of a window edge.
+    fn at(&self, edge: &AtomicU64) -> Instant {
+        self.start + Duration::from_nanos(edge.load(Ordering::Relaxed))
+    }
+
+    /// Sets a window edge to now.
+    fn mark(&self, edge: &AtomicU64) {
+        edge.store(nanos(self.start.elapsed()), Ordering::Relaxed);
+    }
+
+    /// Waits until `n` requests have succeeded; false if none succeeded for `--timeout`.
+    async fn reached(&self, n: u64) -> bool {
+        let stalled = Duration::from_secs_f64(self.args.timeout);
+        let (mut seen, mut since) = (self.ok.load(Ordering::Relaxed), Instant::now());
+        while seen < n {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            let ok = self.ok.load(Ordering::Relaxed);
+            if ok != seen {
+                (seen, since) = (ok, Instant::now());
+            } else if since.elapsed() > stalled {
+                return false;
+            }
+        }
+        true
+    }
 }
 
 #[derive(Default)]
@@ -299,7 +357,7 @@ fn record(
     match outcome {
         Ok(()) => {
             plan.ok.fetch_add(1, Ordering::Relaxed);
-            if started >= plan.measure_from && done <= plan.measure_to {
+            if plan.in_window(started, done) {
                 stats
                     .latencies
                     .push(u64::try_from((done - started).as_nanos()).unwrap_or(u64::MAX));
@@ -391,7 +449,7 @@ async fn worker(plan: Arc<Plan>, w: usize) -> WorkerStats {
     let mut page_token: Option<String> = None;
     let mut page = 0u32;
     let timeout = Duration::from_secs_f64(plan.args.timeout);
-    while Instant::now() < plan.stop_at {
+    while plan.running() {
         n += 1;
         // Round robin over the replicas, each worker starting at its own.
         let (target, conn) = {
@@ -590,6 +648,9 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
         ));
     }
     if args.scenario == Scenario::Subscribe {
+        if args.requests.is_some() {
+            return Err("the subscribe scenario measures its fan-out, not --requests".into());
+        }
         return fan_out(args, targets[0].clone()).await;
     }
     if args.callgrind_out.is_some() && args.server_pid.len() != 1 {
@@ -616,9 +677,10 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
         channels,
         h2,
         ok: AtomicU64::new(0),
-        measure_from: now,
-        measure_to: now,
-        stop_at: now,
+        start: now,
+        from_ns: AtomicU64::new(u64::MAX),
+        to_ns: AtomicU64::new(u64::MAX),
+        stop: Default::default(),
     };
     if matches!(args.scenario, Scenario::Get | Scenario::List) && args.preload > 0 {
         plan.task_ids = preload(&plan, args.preload).await?;
@@ -626,10 +688,13 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
     if args.scenario == Scenario::Get && plan.task_ids.is_empty() {
         return Err("the get scenario needs --preload > 0".into());
     }
-    let start = Instant::now();
-    plan.measure_from = start + Duration::from_secs_f64(args.warmup);
-    plan.measure_to = plan.measure_from + Duration::from_secs_f64(args.duration);
-    plan.stop_at = plan.measure_to;
+    plan.start = Instant::now();
+    if args.requests.is_none() {
+        let from = Duration::from_secs_f64(args.warmup);
+        let to = from + Duration::from_secs_f64(args.duration);
+        plan.from_ns = AtomicU64::new(nanos(from));
+        plan.to_ns = AtomicU64::new(nanos(to));
+    }
     let plan = Arc::new(plan);
     let pids: Vec<String> = args.server_pid.iter().map(u32::to_string).collect();
     let callgrind = args
@@ -643,7 +708,12 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
         let pids = pids.clone();
         let callgrind = callgrind.clone();
         tokio::spawn(async move {
-            tokio::time::sleep_until(plan.measure_from.into()).await;
+            // The window opens after the warm-up's requests, or at its end.
+            let mut stalled = false;
+            match plan.args.requests {
+                Some(_) => stalled = !plan.reached(plan.args.warmup_requests).await,
+                None => tokio::time::sleep_until(plan.at(&plan.from_ns).into()).await,
+            }
             let mut counted = Ok(0);
             if let Some((server, _)) = &callgrind {
                 let server = *server;
@@ -657,7 +727,15 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
             );
             let db0 = db.as_deref().map(procfs::cpu_by_comm);
             let m0 = procfs::machine_busy_seconds();
-            tokio::time::sleep_until(plan.measure_to.into()).await;
+            match plan.args.requests {
+                Some(n) => {
+                    plan.mark(&plan.from_ns);
+                    stalled = stalled || !plan.reached(a.1 + n).await;
+                    plan.mark(&plan.to_ns);
+                }
+                None => tokio::time::sleep_until(plan.at(&plan.to_ns).into()).await,
+            }
+            plan.stop.store(true, Ordering::Relaxed);
             let b = (
                 Instant::now(),
                 plan.ok.load(Ordering::Relaxed),
@@ -678,7 +756,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
                     .sum::<f64>()
             });
             let machine = m0.zip(m1).map(|(x, y)| y - x);
-            (a, b, db_cpu, machine, counted)
+            (a, b, db_cpu, machine, counted, stalled)
         })
     };
     let workers: Vec<_> = (0..args.concurrency.max(1))
@@ -688,7 +766,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
             Binding::JsonRpcH2 => tokio::spawn(h2::worker(plan.clone(), w)),
         })
         .collect();
-    let ((t0, ok0, s0, c0), (t1, ok1, s1, c1), db_cpu, machine, counted) =
+    let ((t0, ok0, s0, c0), (t1, ok1, s1, c1), db_cpu, machine, counted, stalled) =
         sampler.await.map_err(|e| e.to_string())?;
     let mut all = WorkerStats::default();
     let grace = Duration::from_secs_f64(args.timeout + 5.0);
@@ -709,6 +787,13 @@ pub(crate) async fn run(args: RunArgs) -> Result<Outcome, String> {
                 all.error("worker did not stop");
             }
         }
+    }
+    if stalled {
+        return Err(format!(
+            "no request succeeded for {} s before the window's requests were reached (first error: {})",
+            args.timeout,
+            all.first_error.as_deref().unwrap_or("none")
+        ));
     }
     all.latencies.sort_unstable();
     all.ttfe.sort_unstable();

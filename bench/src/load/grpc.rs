@@ -177,7 +177,7 @@ pub(super) async fn worker(plan: Arc<Plan>, w: usize) -> WorkerStats {
     };
     let timeout = Duration::from_secs_f64(plan.args.timeout);
     let mut n: u64 = 0;
-    while Instant::now() < plan.stop_at {
+    while plan.running() {
         n += 1;
         let started = Instant::now();
         let mut first_event: Option<Instant> = None;
