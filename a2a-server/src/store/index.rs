@@ -1,16 +1,22 @@
 //! The listing indexes shared by both stores: byte keys that sort a scope's tasks newest status
-//! first (ties by id), under four prefixes per task, and the per-prefix task counts that give a
-//! listing's `totalSize` without reading the tasks.
+//! first (ties by id), and the per-prefix task counts that give a listing's `totalSize` without
+//! reading the tasks.
 //!
 //! A key is `prefix ++ inverted status millis (u64 big-endian) ++ id`, where the prefix is one
 //! of (kind byte, then each part length-prefixed so that no prefix is a prefix of another):
 //!
 //! | kind | prefix | answers |
 //! |---|---|---|
-//! | `S` | scope | no filter but the scope |
-//! | `C` | scope, context | `contextId` |
-//! | `T` | scope, state | `status` |
-//! | `B` | scope, context, state | `contextId` and `status` |
+//! | `T` | scope, state | `status`; with no filter, the merge of every state's range |
+//! | `B` | scope, context, state | `contextId` and `status`; `contextId` alone, the merge of every state's range under the context |
+//!
+//! A task has two keys, one under each. A listing walks one range, or merges one per state
+//! (nine, [`TaskState::ALL`]), newest first across them: a page still reads only the page,
+//! plus one seek per state. Databases written before 2026-11-26 also held keys under `S`
+//! (scope) and `C` (scope, context), one range each: two more keys per task, which cost a sled
+//! write half of its listing work (see `sled/list.rs` for their removal).
+//!
+//! The counts keep all four prefixes, `S` and `C` included (they are in memory only).
 //!
 //! `statusTimestampAfter` needs no index of its own: the newest tasks come first under every
 //! prefix, so the tasks at or after a time are the start of the prefix's range.
@@ -115,7 +121,7 @@ pub(crate) fn key(prefix: &[u8], millis: i64, id: &str) -> Vec<u8> {
     key
 }
 
-/// The four prefixes a task is listed under.
+/// The four prefixes a task is counted under.
 pub(crate) fn prefixes(t: &Listed) -> [Vec<u8>; 4] {
     prefixes_for(&t.scope, &t.context, &t.state)
 }
@@ -130,12 +136,21 @@ fn prefixes_for(scope: &Scope, context: &str, state: &str) -> [Vec<u8>; 4] {
     ]
 }
 
-/// The four index keys of a task.
-pub(crate) fn keys(t: &Listed) -> [Vec<u8>; 4] {
-    prefixes(t).map(|p| key(&p, t.millis, &t.id))
+/// The two prefixes a task has keys under.
+fn key_prefixes(t: &Listed) -> [Vec<u8>; 2] {
+    let (ctx, state) = (Some(t.context.as_str()), Some(t.state.as_str()));
+    [
+        prefix(Kind::State, &t.scope, None, state),
+        prefix(Kind::Both, &t.scope, ctx, state),
+    ]
 }
 
-/// The prefix whose range answers `query` (every filter but `statusTimestampAfter`).
+/// The two index keys of a task.
+pub(crate) fn keys(t: &Listed) -> [Vec<u8>; 2] {
+    key_prefixes(t).map(|p| key(&p, t.millis, &t.id))
+}
+
+/// The prefix whose count is `query`'s `totalSize` (every filter but `statusTimestampAfter`).
 pub(crate) fn query_prefix(query: &ListQuery) -> Vec<u8> {
     let ctx = query.context_id.as_ref().map(ContextId::as_str);
     let state = query.status.as_ref().map(TaskState::as_str);
@@ -148,15 +163,36 @@ pub(crate) fn query_prefix(query: &ListQuery) -> Vec<u8> {
     prefix(kind, &query.scope, ctx, state)
 }
 
+/// The prefixes of the key ranges whose merge answers `query`: its state's, or with no
+/// `status` filter every state's.
+pub(crate) fn query_ranges(query: &ListQuery) -> Vec<Vec<u8>> {
+    let ctx = query.context_id.as_ref().map(ContextId::as_str);
+    let kind = if ctx.is_some() {
+        Kind::Both
+    } else {
+        Kind::State
+    };
+    match &query.status {
+        Some(state) => vec![prefix(kind, &query.scope, ctx, Some(state.as_str()))],
+        None => (TaskState::ALL.iter())
+            .map(|s| prefix(kind, &query.scope, ctx, Some(s.as_str())))
+            .collect(),
+    }
+}
+
 /// The key of `t` under `prefix` if `prefix` is one of its prefixes: an index entry under
 /// `prefix` is current exactly when it equals this key.
 #[cfg_attr(not(feature = "sled"), allow(dead_code))]
 pub(crate) fn key_under(t: &Listed, prefix: &[u8]) -> Option<Vec<u8>> {
-    prefixes(t)
+    key_prefixes(t)
         .into_iter()
         .find(|p| p == prefix)
         .map(|p| key(&p, t.millis, &t.id))
 }
+
+/// The kind bytes of the prefixes that databases written before 2026-11-26 also held keys
+/// under (scope, and scope and context), which no listing reads now.
+pub(crate) const RETIRED_KINDS: [u8; 2] = [Kind::Scope as u8, Kind::Context as u8];
 
 /// Where a listing starts under `prefix`: after the page token's key, or at the prefix.
 pub(crate) fn start_key(

@@ -185,6 +185,46 @@ async fn sled_store_written_without_listing_indexes_gets_them_at_open() {
 }
 
 #[tokio::test]
+async fn four_keys_per_task_from_an_older_version_become_two_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, two_keys) = {
+        let store = SledStore::open(dir.path()).unwrap();
+        let model = crate::store::list_tests::fill_model(&store, 40).await;
+        store.relist(true).unwrap();
+        let two_keys = store.lists.len();
+        assert_eq!(two_keys, 2 * model.len());
+        // What a version before 2026-11-26 left: keys under the scope and the scope and
+        // context prefixes too, and its marker.
+        for id in model.keys() {
+            let t = store
+                .get(&TaskId::from(id.as_str()))
+                .await
+                .unwrap()
+                .unwrap();
+            let listed = Listed::of(&t);
+            for p in &index::prefixes(&listed)[..2] {
+                let k = index::key(p, listed.millis, &listed.id);
+                store.lists.insert(k, &[] as &[u8]).unwrap();
+            }
+        }
+        let meta = store.db().open_tree("store_meta").unwrap();
+        meta.insert("task_lists_v1", &[1u8] as &[u8]).unwrap();
+        store.sync().await.unwrap();
+        assert_eq!(store.lists.len(), 4 * model.len());
+        (model, two_keys)
+    };
+    let store = SledStore::open(dir.path()).unwrap();
+    assert_eq!(store.lists.len(), two_keys, "the retired keys are removed");
+    crate::store::list_tests::check_against_model(&store, &model).await;
+    let meta = store.db().open_tree("store_meta").unwrap();
+    assert!(
+        meta.get("task_lists_v1").unwrap().is_none(),
+        "an older binary opening it again rebuilds its own keys"
+    );
+    assert!(meta.get(list::LISTS_BUILT).unwrap().is_some());
+}
+
+#[tokio::test]
 async fn sled_store_skips_and_removes_a_stale_listing_key() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
@@ -232,7 +272,7 @@ async fn sled_store_a_refused_write_leaves_no_listing_key() {
     store.relist(true).unwrap();
     assert_eq!(
         store.lists.len(),
-        4 * model.len(),
+        2 * model.len(),
         "only the committed keys"
     );
 }
@@ -328,7 +368,7 @@ async fn finished_tasks_are_relisted_in_the_background_and_running_ones_survive_
             store.create(Arc::new(t), Scope::default()).await.unwrap();
         }
         tokio::time::timeout(Duration::from_secs(30), async {
-            while store.lists.len() < 4 * RELIST_AFTER {
+            while store.lists.len() < 2 * RELIST_AFTER {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         })
@@ -359,7 +399,7 @@ async fn finished_tasks_are_relisted_in_the_background_and_running_ones_survive_
         .unwrap();
     let ids: Vec<&str> = page.tasks.iter().map(|t| t.task.id.as_str()).collect();
     assert_eq!(ids, ["running"]);
-    assert_eq!(store.lists.len(), 4 * (RELIST_AFTER + 1));
+    assert_eq!(store.lists.len(), 2 * (RELIST_AFTER + 1));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -371,7 +411,7 @@ async fn so_many_running_tasks_are_all_relisted_in_the_background() {
         store.create(Arc::new(t), Scope::default()).await.unwrap();
     }
     tokio::time::timeout(Duration::from_secs(60), async {
-        while store.lists.len() < 4 * RELIST_MAX {
+        while store.lists.len() < 2 * RELIST_MAX {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     })
