@@ -50,7 +50,7 @@ pub(crate) mod tests;
 #[cfg(feature = "sled")]
 pub use self::sled::{
     CLAIM_EXPIRY_WALK, DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, RELIST_AFTER,
-    RELIST_AGE, RELIST_MAX, SNAPSHOT_EVERY, SledStore,
+    RELIST_AGE, RELIST_BACKLOG, RELIST_MAX, SNAPSHOT_EVERY, SledStore,
 };
 pub use memory::{DECODED_CACHE_BYTES, MemoryStore};
 pub(crate) use metered::Metered;

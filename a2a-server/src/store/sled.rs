@@ -58,7 +58,7 @@ mod relist;
 pub use claims::CLAIM_EXPIRY_WALK;
 use record::Record;
 pub use record::SNAPSHOT_EVERY;
-pub use relist::{RELIST_AFTER, RELIST_AGE, RELIST_MAX};
+pub use relist::{RELIST_AFTER, RELIST_AGE, RELIST_BACKLOG, RELIST_MAX};
 
 /// A task store in a sled database directory.
 #[derive(Clone, Debug)]
@@ -288,7 +288,9 @@ impl TaskStore for SledStore {
             task: &'a Task,
         }
         let event = serde_json::to_vec(&Created { task: &stored.task }).map_err(backend)?;
-        self.create_record(stored, event)
+        let created = self.create_record(stored, event)?;
+        self.relist_backlog().await;
+        Ok(created)
     }
 
     async fn update(
@@ -297,7 +299,9 @@ impl TaskStore for SledStore {
         expected_version: u64,
         event: &StreamResponse,
     ) -> Result<StoredTask, StoreError> {
-        self.update_record(task, expected_version, event)
+        let updated = self.update_record(task, expected_version, event)?;
+        self.relist_backlog().await;
+        Ok(updated)
     }
 
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {

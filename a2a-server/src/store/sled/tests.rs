@@ -420,6 +420,33 @@ async fn so_many_running_tasks_are_all_relisted_in_the_background() {
     assert!(store.waiting.lock().unwrap().tasks.len() < RELIST_MAX);
 }
 
+#[test]
+fn a_backlog_of_waiting_tasks_is_relisted_by_the_write_that_finds_it() {
+    // Off a tokio runtime no background relist starts: the backlog grows until a write
+    // finds RELIST_BACKLOG tasks waiting and relists them before it returns.
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    for i in 0..RELIST_BACKLOG {
+        let t = crate::store::tests::task_at(&format!("w{i:05}"), "c", TaskState::Working, 1);
+        // Polled once, on no runtime: a sled write completes without waiting.
+        let mut create = std::pin::pin!(store.create(Arc::new(t), Scope::default()));
+        let waker = std::task::Waker::noop();
+        let std::task::Poll::Ready(created) = create
+            .as_mut()
+            .poll(&mut std::task::Context::from_waker(waker))
+        else {
+            panic!("a sled write waited");
+        };
+        created.unwrap();
+        assert!(store.waiting.lock().unwrap().tasks.len() < RELIST_BACKLOG);
+    }
+    assert!(
+        store.waiting.lock().unwrap().tasks.is_empty(),
+        "the write that found the backlog relisted every task"
+    );
+    assert_eq!(store.lists.len(), 2 * RELIST_BACKLOG);
+}
+
 /// Forgets every cached task, so that the next reads materialize from disk.
 fn forget_cached(store: &SledStore) {
     *store.recent.lock().unwrap() = Fifo::new(RECENT_CACHE_BYTES);
