@@ -11,8 +11,9 @@
 //! which stores before 2026-11-26 wrote, is removed when retention meets it); tree
 //! `task_lists` holds the listing indexes of `store::index` (keys under scope+state and
 //! scope+context+state prefixes, newest first; a listing without a state filter merges one
-//! range per state), so that a listing reads only its page (recovery pages through `tasks` itself, in id order, reading each record's state:
-//! it runs once per start, and an index by state would cost every write); tree `message_claims`
+//! range per state), so that a listing reads only its page (recovery pages through `tasks`
+//! itself, in id order, reading each record's state: it runs once per start, and an index by
+//! state would cost every write); tree `message_claims`
 //! maps a deduplication key to its claim (expiry walks it with a cursor, a bounded page per
 //! sweep: see `sled/claims.rs`); trees `push_configs` and `push_config_ids` hold webhook
 //! registrations.

@@ -129,16 +129,20 @@ struct Lane {
 }
 
 impl Lane {
-    fn open(lists: &sled::Tree, prefix: Vec<u8>, query: &ListQuery) -> Result<Self, StoreError> {
-        let token = query.start_after()?;
-        let start = index::start_key(&prefix, token.as_ref());
+    fn open(
+        lists: &sled::Tree,
+        prefix: Vec<u8>,
+        token: Option<&(std::cmp::Reverse<i64>, String)>,
+        after: Option<i64>,
+    ) -> Result<Self, StoreError> {
+        let start = index::start_key(&prefix, token);
         let keys = lists.range((Bound::Excluded(start), Bound::Unbounded));
         let mut lane = Self {
             prefix,
             keys,
             next: None,
         };
-        lane.advance(query.status_timestamp_after.map(Timestamp::unix_millis))?;
+        lane.advance(after)?;
         Ok(lane)
     }
 
@@ -169,9 +173,10 @@ impl SledStore {
     /// index keys (no records) of the shorter side of that time in each range (see
     /// `index::count_after`).
     pub(super) fn list_blocking(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
+        let token = query.start_after()?;
         let after = query.status_timestamp_after.map(Timestamp::unix_millis);
         let mut lanes = (index::query_ranges(query).into_iter())
-            .map(|prefix| Lane::open(&self.lists, prefix, query))
+            .map(|prefix| Lane::open(&self.lists, prefix, token.as_ref(), after))
             .collect::<Result<Vec<_>, _>>()?;
         let mut tasks = Vec::with_capacity(query.page_size.min(128));
         let mut more = false;
