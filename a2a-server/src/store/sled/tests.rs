@@ -184,6 +184,11 @@ async fn sled_store_written_without_listing_indexes_gets_them_at_open() {
     );
 }
 
+/// The indexed fields of task `id` as committed.
+async fn listed_now(store: &SledStore, id: &str) -> Listed {
+    Listed::of(&store.get(&TaskId::from(id)).await.unwrap().unwrap())
+}
+
 #[tokio::test]
 async fn four_keys_per_task_from_an_older_version_become_two_at_open() {
     let dir = tempfile::tempdir().unwrap();
@@ -196,12 +201,7 @@ async fn four_keys_per_task_from_an_older_version_become_two_at_open() {
         // What a version before 2026-11-26 left: keys under the scope and the scope and
         // context prefixes too, and its marker.
         for id in model.keys() {
-            let t = store
-                .get(&TaskId::from(id.as_str()))
-                .await
-                .unwrap()
-                .unwrap();
-            let listed = Listed::of(&t);
+            let listed = listed_now(&store, id).await;
             for p in &index::prefixes(&listed)[..2] {
                 let k = index::key(p, listed.millis, &listed.id);
                 store.lists.insert(k, &[] as &[u8]).unwrap();
@@ -294,12 +294,7 @@ async fn a_write_leaves_its_listing_keys_to_a_relist_which_writes_the_final_ones
     // Only the keys of each task's committed state: none of m001's earlier states.
     let mut expected: Vec<Vec<u8>> = Vec::new();
     for id in model.keys() {
-        let t = store
-            .get(&TaskId::from(id.as_str()))
-            .await
-            .unwrap()
-            .unwrap();
-        expected.extend(index::keys(&Listed::of(&t)));
+        expected.extend(index::keys(&listed_now(&store, id).await));
     }
     expected.sort();
     let keys: Vec<Vec<u8>> = store
