@@ -13,7 +13,7 @@
 #
 # Usage: bench/guard.sh [--write]   (--write: record the runs as the new baseline; commit it
 #                                    with the change that moved the figures, and say why)
-# Takes about 6 minutes (plus a release build). Environment: CARGO_TARGET_DIR (default
+# Takes 2 to 3 minutes (plus a release build). Environment: CARGO_TARGET_DIR (default
 # <repo>/target).
 set -euo pipefail
 
