@@ -24,9 +24,8 @@
 // The keys, counts and walks are the sled store's (the memory store keeps typed maps of the
 // same four indexes, `store/memory/listing.rs`).
 #![cfg_attr(not(feature = "sled"), allow(dead_code))]
-use super::{ListQuery, Scope, StoredTask};
+use super::{FastMap, ListQuery, Scope, StoredTask};
 use a2a_core::{ContextId, TaskState};
-use std::collections::HashMap;
 
 /// What the indexes know of a task: its scope, context, state, status time and id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -251,7 +250,7 @@ pub(crate) fn count_after<E>(
 
 /// Task counts per prefix.
 #[derive(Debug, Default)]
-pub(crate) struct Counts(HashMap<Vec<u8>, usize>);
+pub(crate) struct Counts(FastMap<Vec<u8>, usize>);
 
 impl Counts {
     /// Counts `t` in (`add`) or out of each of its prefixes.
