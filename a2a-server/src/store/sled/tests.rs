@@ -347,6 +347,20 @@ async fn keys_a_crash_kept_a_relist_from_writing_are_written_at_open() {
     assert!(store.stamp(&t.task.id, false, None, false) > meta(&store).unwrap());
 }
 
+/// Waits until `task_lists` holds `keys` keys, or `within` has passed.
+async fn lists_reach(
+    store: &SledStore,
+    keys: usize,
+    within: Duration,
+) -> Result<(), tokio::time::error::Elapsed> {
+    tokio::time::timeout(within, async {
+        while store.lists.len() < keys {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn finished_tasks_are_relisted_in_the_background_and_running_ones_survive_a_crash() {
     let dir = tempfile::tempdir().unwrap();
@@ -362,13 +376,9 @@ async fn finished_tasks_are_relisted_in_the_background_and_running_ones_survive_
             let t = crate::store::tests::task_at(&finished(i), "c", TaskState::Completed, 2);
             store.create(Arc::new(t), Scope::default()).await.unwrap();
         }
-        tokio::time::timeout(Duration::from_secs(30), async {
-            while store.lists.len() < 2 * RELIST_AFTER {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        })
-        .await
-        .expect("a background relist wrote the finished tasks' keys");
+        lists_reach(&store, 2 * RELIST_AFTER, Duration::from_secs(30))
+            .await
+            .expect("a background relist wrote the finished tasks' keys");
         // The running task still waits (its state will change again), and the generation
         // recorded as listed stays below the one it was noted in.
         let waiting: Vec<TaskId> = store
@@ -405,13 +415,9 @@ async fn so_many_running_tasks_are_all_relisted_in_the_background() {
         let t = crate::store::tests::task_at(&format!("r{i:05}"), "c", TaskState::Working, 1);
         store.create(Arc::new(t), Scope::default()).await.unwrap();
     }
-    tokio::time::timeout(Duration::from_secs(60), async {
-        while store.lists.len() < 2 * RELIST_MAX {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .expect("a background relist wrote every task's keys");
+    lists_reach(&store, 2 * RELIST_MAX, Duration::from_secs(60))
+        .await
+        .expect("a background relist wrote every task's keys");
     assert!(store.waiting.lock().unwrap().tasks.len() < RELIST_MAX);
 }
 
