@@ -295,45 +295,54 @@ fn strict_enough(body: &[u8]) -> Option<&str> {
 fn needs_generic_parse(json: &str) -> bool {
     const DEEP: usize = 100;
     let b = json.as_bytes();
-    let (mut depth, mut digits, mut in_string, mut i) = (0usize, 0usize, false, 0);
+    let (mut depth, mut digits, mut i) = (0usize, 0usize, 0);
     while i < b.len() {
         let c = b[i];
-        if !in_string && c.is_ascii_digit() {
-            digits += 1;
-            if digits > 18 {
-                return true;
-            }
-        } else {
-            if !in_string && matches!(c, b'e' | b'E') && digits > 0 {
-                return true;
-            }
-            if c != b'.' {
-                digits = 0;
-            }
-        }
-        match (in_string, c) {
-            (true, b'\\') => {
-                let surrogate = b.get(i + 1) == Some(&b'u')
-                    && b.get(i + 2).is_some_and(|c| c.eq_ignore_ascii_case(&b'd'))
-                    && b.get(i + 3).is_some_and(
-                        |c| matches!(c.to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f'),
-                    );
-                if surrogate {
+        i += 1;
+        match c {
+            b'0'..=b'9' => {
+                digits += 1;
+                if digits > 18 {
                     return true;
                 }
-                i += 1;
+                continue;
             }
-            (true, b'"') | (false, b'"') => in_string = !in_string,
-            (false, b'[' | b'{') => {
+            b'e' | b'E' if digits > 0 => return true,
+            // A fraction's digits count with the integer's.
+            b'.' => continue,
+            b'[' | b'{' => {
                 depth += 1;
                 if depth > DEEP {
                     return true;
                 }
             }
-            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            // A string: only its escapes matter, and most of a request is strings, so it is
+            // crossed from one quote or backslash to the next (memchr reads a word at a time).
+            b'"' => loop {
+                // (Past the end after a trailing backslash: the string is unterminated.)
+                let rest = b.get(i..).unwrap_or_default();
+                let Some(at) = memchr::memchr2(b'"', b'\\', rest) else {
+                    return false;
+                };
+                i += at + 1;
+                if b[i - 1] == b'"' {
+                    break;
+                }
+                let surrogate = b.get(i) == Some(&b'u')
+                    && b.get(i + 1).is_some_and(|c| c.eq_ignore_ascii_case(&b'd'))
+                    && b.get(i + 2).is_some_and(
+                        |c| matches!(c.to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f'),
+                    );
+                if surrogate {
+                    return true;
+                }
+                // The escaped character (a quote or a backslash ends nothing).
+                i += 1;
+            },
             _ => {}
         }
-        i += 1;
+        digits = 0;
     }
     false
 }
@@ -525,6 +534,104 @@ mod tests {
         let r = RawRequest::parse(fine.as_bytes()).unwrap();
         assert_eq!(r.params_value()["a"], "\\ud800 \" [[[ 😀");
         assert_eq!(r.params_value()["b"][0], 1000.0);
+    }
+
+    /// The scan one byte at a time, as it was before strings were crossed with memchr: the
+    /// oracle for [`needs_generic_parse`].
+    fn needs_generic_parse_bytewise(json: &str) -> bool {
+        let b = json.as_bytes();
+        let (mut depth, mut digits, mut in_string, mut i) = (0usize, 0usize, false, 0);
+        while i < b.len() {
+            let c = b[i];
+            if !in_string && c.is_ascii_digit() {
+                digits += 1;
+                if digits > 18 {
+                    return true;
+                }
+            } else {
+                if !in_string && matches!(c, b'e' | b'E') && digits > 0 {
+                    return true;
+                }
+                if c != b'.' {
+                    digits = 0;
+                }
+            }
+            match (in_string, c) {
+                (true, b'\\') => {
+                    let surrogate = b.get(i + 1) == Some(&b'u')
+                        && b.get(i + 2).is_some_and(|c| c.eq_ignore_ascii_case(&b'd'))
+                        && b.get(i + 3).is_some_and(
+                            |c| matches!(c.to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f'),
+                        );
+                    if surrogate {
+                        return true;
+                    }
+                    i += 1;
+                }
+                (_, b'"') => in_string = !in_string,
+                (false, b'[' | b'{') => {
+                    depth += 1;
+                    if depth > 100 {
+                        return true;
+                    }
+                }
+                (false, b']' | b'}') => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            i += 1;
+        }
+        false
+    }
+
+    #[test]
+    fn the_prescan_agrees_with_the_bytewise_scan_on_edges() {
+        let deep = format!("{}{}", "[".repeat(101), "]".repeat(101));
+        let edges = [
+            "",
+            "\"",
+            "\"\\",
+            "\"a\\\"",
+            r#"{"a":"\"}"#,
+            r#"{"a":"\\"}"#,
+            r#"{"a":"\uD800"}"#,
+            r#"{"a":"\ud7ff"}"#,
+            r#"{"a":"\\ud800"}"#,
+            r#"{"a":"x\uDbff"}"#,
+            r#"{"a":"\u"}"#,
+            r#"{"a":"\ud"}"#,
+            r#"{"a":1.5e3}"#,
+            r#"{"a":"1e3"}"#,
+            r#"{"a":12345678901234567.89}"#,
+            r#"{"a":"1234567890123456789"}"#,
+            r#"{"a":1234567890123456789}"#,
+            r#"{"a":1"2e"}"#,
+            r#"{"a":true,"e":1,"b":e1}"#,
+            &deep,
+            &deep[1..deep.len() - 1],
+        ];
+        for json in edges {
+            assert_eq!(
+                needs_generic_parse(json),
+                needs_generic_parse_bytewise(json),
+                "{json}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text from JSON's own characters: the prescan answers as the bytewise scan does.
+        #[test]
+        fn the_prescan_agrees_with_the_bytewise_scan(
+            json in r#"[\[\]{}":,.eEuUdD0-9a-f\\ x]{0,300}"#,
+            deep in 0usize..130,
+        ) {
+            let json = format!("{}{json}", "[".repeat(deep));
+            proptest::prop_assert_eq!(
+                needs_generic_parse(&json),
+                needs_generic_parse_bytewise(&json),
+                "{}", json
+            );
+        }
     }
 
     #[test]
