@@ -10,7 +10,7 @@ use a2a_core::{
 use a2a_server::{
     Agent, CallContext, MemoryStore, RequestContext, Scope, SendReply, Server, Store, TaskEvents,
 };
-use futures::StreamExt as _;
+use futures::{FutureExt as _, StreamExt as _};
 use serde_json::{Value, json};
 #[cfg(feature = "cli")]
 use std::collections::HashMap;
@@ -466,6 +466,63 @@ async fn serve_and_the_spawned_upkeep_sweep_and_a_bare_router_starts_nothing() {
             served.abort();
         }
     }
+}
+
+/// Reports its task, works until the gate opens, then completes.
+struct Gated {
+    task: Arc<std::sync::Mutex<Option<TaskId>>>,
+    gate: Arc<tokio::sync::Notify>,
+}
+
+impl Agent for Gated {
+    async fn execute(&self, _: RequestContext, events: TaskEvents) -> Result<(), Error> {
+        events.working("waiting for the gate").await?;
+        *self.task.lock().unwrap() = Some(events.task_id().clone());
+        self.gate.notified().await;
+        events.complete(None).await
+    }
+}
+
+/// A blocking send drives its agent itself while it waits (no task spawned): a caller that hangs
+/// up must not take the agent's work with it.
+#[tokio::test]
+async fn a_blocking_send_whose_caller_hangs_up_leaves_its_agent_running_to_the_end() {
+    let task = Arc::new(std::sync::Mutex::new(None));
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let agent = Gated {
+        task: task.clone(),
+        gate: gate.clone(),
+    };
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let server = server(agent, store.clone());
+    let h = server.handler();
+    let cx = CallContext::default();
+    let mut send = Box::pin(h.send_message(&cx, SendMessageRequest::new(Message::user_text("go"))));
+    // Poll the send until its agent works and waits at the gate, then hang up.
+    let id = timeout(WAIT, async {
+        loop {
+            assert!(send.as_mut().now_or_never().is_none(), "the send waits");
+            if let Some(id) = task.lock().unwrap().clone() {
+                return id;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the agent starts");
+    drop(send);
+    gate.notify_one();
+    timeout(WAIT, async {
+        loop {
+            let t = store.get(&id).await.unwrap().unwrap();
+            if t.task.status.state == TaskState::Completed {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the agent completes the task after its caller left");
 }
 
 #[tokio::test]

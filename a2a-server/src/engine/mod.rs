@@ -5,10 +5,12 @@
 
 mod bus;
 mod cell;
+mod execution;
 mod lease;
 
 pub use bus::{CancelHandler, EventBus, LocalBus};
 pub(crate) use cell::{Change, TaskCell, Update};
+pub(crate) use execution::Execution;
 pub use lease::{Leases, LocalLeases};
 
 use crate::agent::{DynAgent, RequestContext};
@@ -237,31 +239,32 @@ impl Engine {
         cell.running.fetch_sub(1, Ordering::AcqRel);
     }
 
-    /// Runs the agent's `execute` for `cell` (started with [`Engine::begin`]) in the
-    /// background. When it ends, a task left active (or never created) is failed with a status
-    /// message saying why.
-    pub(crate) fn spawn_execution(
+    /// An execution of the agent's `execute` for `cell` (started with [`Engine::begin`]), for
+    /// the caller to drive or let go (see [`Execution`]). When it ends, a task left active (or
+    /// never created) is failed with a status message saying why.
+    pub(crate) fn execution(
         self: &Arc<Self>,
         cell: Arc<TaskCell>,
         cx: RequestContext,
         generation: u64,
-    ) {
-        self.spawn_run(cell, cx, generation, false);
+    ) -> Execution {
+        self.run(cell, cx, generation, false)
     }
 
-    /// Runs the agent's `resume` hook for an orphaned task (its lease taken).
+    /// Runs the agent's `resume` hook for an orphaned task (its lease taken), in the
+    /// background.
     pub(crate) fn spawn_resume(self: &Arc<Self>, cell: Arc<TaskCell>, cx: RequestContext) {
         let generation = self.begin(&cell);
-        self.spawn_run(cell, cx, generation, true);
+        self.run(cell, cx, generation, true).detach();
     }
 
-    fn spawn_run(
+    fn run(
         self: &Arc<Self>,
         cell: Arc<TaskCell>,
         cx: RequestContext,
         generation: u64,
         resume: bool,
-    ) {
+    ) -> Execution {
         // The execution continues the trace of the request that started it (a root span for a
         // task resumed at start-up): the agent's own spans and client calls join that trace.
         let span = tracing::info_span!(
@@ -304,7 +307,7 @@ impl Engine {
         };
         // Boxed: the execution's future is 2.5 KB, and tokio copies a spawned future several
         // times (into its task cell, and each stage change); a box is written once.
-        tokio::spawn(Box::pin(fut).instrument(span));
+        Execution::new(fut.instrument(span))
     }
 
     /// Runs the agent's `cancel` and, when it accepts, stores CANCELED (unless the task already

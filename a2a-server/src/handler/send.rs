@@ -2,7 +2,7 @@
 //! retried message as the first time.
 
 use super::{CallContext, EventStream, RequestHandler, SendReply, StreamEvent, TaskReply, follow};
-use crate::engine::{Change, TaskCell, Update};
+use crate::engine::{Change, Execution, TaskCell, Update};
 use crate::store::{MessageClaim, Scope, Store, StoredTask};
 use a2a_core::{
     ContextId, Error, ErrorKind, Message, SendMessageRequest, StreamResponse, Task, TaskId,
@@ -22,6 +22,8 @@ enum Started {
         /// The snapshot to open a stream with (continuations); a new task's stream opens with
         /// its creation event instead.
         first: Option<StoredTask>,
+        /// The agent's execution, for the caller to drive while it waits (see [`Execution`]).
+        execution: Execution,
     },
     /// A retry: the claim the first send left, and its key.
     Duplicate(MessageClaim, String),
@@ -220,11 +222,12 @@ impl RequestHandler {
         };
         let task = Some(Task::clone(&stored.task));
         let rcx = Self::request_context(cx, &cell, message, task, extensions);
-        self.rt.spawn_execution(cell.clone(), rcx, generation);
+        let execution = self.rt.execution(cell.clone(), rcx, generation);
         Ok(Started::Fresh {
             cell,
             rx,
             first: Some(stored),
+            execution,
         })
     }
 
@@ -291,11 +294,12 @@ impl RequestHandler {
         }
         let (_, rx) = cell.subscribe().await;
         let rcx = Self::request_context(cx, &cell, message, None, extensions);
-        self.rt.spawn_execution(cell.clone(), rcx, generation);
+        let execution = self.rt.execution(cell.clone(), rcx, generation);
         Ok(Started::Fresh {
             cell,
             rx,
             first: None,
+            execution,
         })
     }
 
@@ -310,8 +314,13 @@ impl RequestHandler {
     ) -> Result<SendReply, Error> {
         let history_length = req.history_length();
         let immediately = req.return_immediately();
-        let (cell, mut rx, first) = match self.start(cx, req).await? {
-            Started::Fresh { cell, rx, first } => (cell, rx, first),
+        let (cell, mut rx, first, mut execution) = match self.start(cx, req).await? {
+            Started::Fresh {
+                cell,
+                rx,
+                first,
+                execution,
+            } => (cell, rx, first, Some(execution)),
             Started::Duplicate(claim, key) => {
                 if let Some(m) = claim.reply {
                     return Ok(SendReply::Message(m));
@@ -326,13 +335,24 @@ impl RequestHandler {
                     return Box::pin(settled).await;
                 };
                 let (snapshot, rx) = cell.subscribe().await;
-                (cell, rx, snapshot)
+                (cell, rx, snapshot, None)
             }
         };
         let settled = first.is_some_and(|t| immediately || t.task.status.state.ends_stream());
-        if !settled {
-            wait(&cell, &mut rx, immediately).await;
+        // A blocking send drives the execution while it waits; `returnImmediately` answers
+        // once the task exists, however long the agent then works without yielding.
+        if immediately && let Some(execution) = execution.take() {
+            execution.detach();
         }
+        if !settled {
+            let waiting = wait(&cell, &mut rx, immediately);
+            match &mut execution {
+                Some(execution) => execution.drive(waiting).await,
+                None => waiting.await,
+            }
+        }
+        // Unfinished (the task waits for input), it goes on in the background.
+        drop(execution);
         let answer = Self::answer(&cell, history_length, &*self.rt.store).await;
         self.rt.release(cell);
         answer
@@ -421,12 +441,16 @@ impl RequestHandler {
                 cell,
                 mut rx,
                 first: None,
+                mut execution,
             } => {
                 // A new task: the response waits for the agent's first event, so that an
                 // agent refusing the request (an A2A error before any event) is answered with
                 // that error rather than a stream. The stream starts with that event (published,
-                // so durable): the log is read only if the broadcast falls behind.
-                match rx.recv().await {
+                // so durable): the log is read only if the broadcast falls behind. The rest of
+                // the execution runs in the background, if anything is left of it.
+                let first = execution.drive(rx.recv()).await;
+                execution.detach();
+                match first {
                     Ok(Update::Event(e)) if e.seq == 0 => {
                         let reply = StreamEvent {
                             seq: 0,
@@ -465,7 +489,9 @@ impl RequestHandler {
                 cell,
                 rx,
                 first: Some(t),
+                execution,
             } => {
+                execution.detach();
                 let stream = follow::from_snapshot(&self.rt, t, follow::Source::Cell(rx));
                 self.rt.release(cell);
                 Ok(stream)
