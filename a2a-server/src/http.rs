@@ -191,10 +191,7 @@ impl Server {
         let a2a_routes = Router::new()
             .route("/", post(jsonrpc::serve).fallback(jsonrpc::wrong_method))
             .fallback(rest::serve)
-            .layer(axum::middleware::from_fn_with_state(
-                state.clone(),
-                auth::authenticate,
-            ));
+            .layer(auth::Authenticate::new(state.clone()));
         let router = a2a_routes.merge(card_routes);
         let router = if state.config.grpc {
             router.layer(grpc::Route::new(state.clone()))
