@@ -34,6 +34,11 @@ pub trait Agent: Send + Sync + 'static {
     /// (`InvalidParams`, `ContentTypeNotSupported`, `UnsupportedOperation`, `Unauthenticated`,
     /// …; anything but `Internal` and `InvalidAgentResponse`) before the first event. The
     /// message is then not remembered: the same message sent again runs `execute` again.
+    ///
+    /// A blocking `SendMessage` polls `execute` itself while it waits, so an agent that
+    /// finishes at once costs no task of its own; if the request ends first (the client hangs
+    /// up, the task waits for input), the execution goes on as a task of its own. Either way
+    /// it runs on the server's runtime: await, never block the thread.
     fn execute(
         &self,
         cx: RequestContext,
