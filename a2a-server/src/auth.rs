@@ -1,4 +1,4 @@
-//! Authentication: a pluggable [`Authenticator`] run as a layer in front of every A2A route
+//! Authentication: a pluggable [`Authenticator`] asked before every A2A operation
 //! (the agent card stays public), with built-in bearer-token and API-key validators that
 //! declare themselves in the card's `securitySchemes` / `securityRequirements`.
 //!

@@ -125,6 +125,14 @@ impl CellState {
     }
 }
 
+/// What a request that ran the agent answers (see [`TaskCell::outcome`]).
+pub(crate) enum Outcome {
+    /// The agent answered with a message instead of a task.
+    Reply(Message),
+    /// The task, `None` if it was not created.
+    Task(Option<StoredTask>),
+}
+
 /// A task being worked on in this process (or canceled from it).
 #[derive(Debug)]
 pub(crate) struct TaskCell {
@@ -184,6 +192,19 @@ impl TaskCell {
     /// The error the agent refused the request with, if it did (see [`Engine::refuse`]).
     pub(crate) async fn refusal(&self) -> Option<Error> {
         self.state.lock().await.refusal.clone()
+    }
+
+    /// What the request that ran the agent answers, read under one lock: the agent's refusal,
+    /// else its message reply, else the task.
+    pub(crate) async fn outcome(&self) -> Result<Outcome, Error> {
+        let st = self.state.lock().await;
+        if let Some(refusal) = &st.refusal {
+            return Err(refusal.clone());
+        }
+        Ok(match &st.reply {
+            Some(m) => Outcome::Reply(m.clone()),
+            None => Outcome::Task(st.stored.clone()),
+        })
     }
 
     fn illegal(what: impl std::fmt::Display) -> Error {

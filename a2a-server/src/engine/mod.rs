@@ -9,7 +9,7 @@ mod execution;
 mod lease;
 
 pub use bus::{CancelHandler, EventBus, LocalBus};
-pub(crate) use cell::{Change, TaskCell, Update};
+pub(crate) use cell::{Change, Outcome, TaskCell, Update};
 pub(crate) use execution::Execution;
 pub use lease::{Leases, LocalLeases};
 

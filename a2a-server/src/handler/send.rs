@@ -2,7 +2,7 @@
 //! retried message as the first time.
 
 use super::{CallContext, EventStream, RequestHandler, SendReply, StreamEvent, TaskReply, follow};
-use crate::engine::{Change, Execution, TaskCell, Update};
+use crate::engine::{Change, Execution, Outcome, TaskCell, Update};
 use crate::store::{MessageClaim, Scope, Store, StoredTask};
 use a2a_core::{
     ContextId, Error, ErrorKind, Message, SendMessageRequest, StreamResponse, Task, TaskId,
@@ -410,16 +410,12 @@ impl RequestHandler {
         history_length: Option<i32>,
         store: &dyn Store,
     ) -> Result<SendReply, Error> {
-        if let Some(refusal) = cell.refusal().await {
-            return Err(refusal);
-        }
-        if let Some(m) = cell.reply().await {
-            return Ok(SendReply::Message(m));
-        }
-        let stored = cell
-            .snapshot()
-            .await
-            .ok_or_else(|| Error::new(ErrorKind::Internal, "the task was not created"))?;
+        let stored = match cell.outcome().await? {
+            Outcome::Reply(m) => return Ok(SendReply::Message(m)),
+            Outcome::Task(stored) => {
+                stored.ok_or_else(|| Error::new(ErrorKind::Internal, "the task was not created"))?
+            }
+        };
         Ok(SendReply::Task(TaskReply::stored(
             store,
             stored,

@@ -43,7 +43,7 @@ pub(crate) async fn read_body(
     }
 }
 
-/// The request headers read here, named once (a lookup by `&str` parses the name every time).
+/// The request headers read here, named once.
 const A2A_VERSION: HeaderName = HeaderName::from_static("a2a-version");
 const A2A_EXTENSIONS: [HeaderName; 2] = [
     HeaderName::from_static("a2a-extensions"),
@@ -63,11 +63,30 @@ fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
 /// are served, each request by its shape (method name or path); anything else is
 /// VersionNotSupported.
 pub(crate) fn call_context(headers: &HeaderMap, query: Option<&str>) -> Result<CallContext, Error> {
+    // One pass over the headers: a request has a handful, and comparing their names costs less
+    // than hashing the four looked for.
+    let mut header = None;
+    let mut extensions = Vec::new();
+    let mut last_event_id = None;
+    for (name, value) in headers {
+        if *name == A2A_VERSION {
+            header.get_or_insert(value);
+        } else if A2A_EXTENSIONS.contains(name) {
+            if let Ok(v) = value.to_str() {
+                extensions.extend(
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned),
+                );
+            }
+        } else if *name == LAST_EVENT_ID {
+            last_event_id.get_or_insert(value);
+        }
+    }
     // A header value with bytes outside visible ASCII is a version too (an unsupported one),
     // not an absent header.
-    let header = headers
-        .get(A2A_VERSION)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()));
+    let header = header.map(|v| String::from_utf8_lossy(v.as_bytes()));
     let version = header
         .as_deref()
         .or_else(|| query_param(query, "A2A-Version"))
@@ -92,23 +111,9 @@ pub(crate) fn call_context(headers: &HeaderMap, query: Option<&str>) -> Result<C
             .with_metadata("requestedVersion", v));
         }
     }
-    let mut extensions = Vec::new();
-    for name in &A2A_EXTENSIONS {
-        for value in headers.get_all(name) {
-            if let Ok(v) = value.to_str() {
-                extensions.extend(
-                    v.split(',')
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_owned),
-                );
-            }
-        }
-    }
     // `Last-Event-ID` resumes a stream (our resumable-streams extension); a value that is not a
     // sequence number this server issued is ignored, as SSE servers do.
-    let last_event_id = headers
-        .get(LAST_EVENT_ID)
+    let last_event_id = last_event_id
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     Ok(

@@ -38,67 +38,6 @@ pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"))
 }
 
-/// The layer in front of every route: gRPC calls go to [`serve`], the rest on. A plain tower
-/// service rather than `middleware::from_fn`, which boxes a future and clones the router for
-/// every request: about 2.6k instructions, a sixteenth of a `GetTask` (callgrind).
-#[derive(Clone)]
-pub(crate) struct Route {
-    state: Arc<AppState>,
-}
-
-impl Route {
-    pub(crate) fn new(state: Arc<AppState>) -> Self {
-        Self { state }
-    }
-}
-
-impl<S> tower::Layer<S> for Route {
-    type Service = Routed<S>;
-
-    fn layer(&self, inner: S) -> Routed<S> {
-        Routed {
-            state: self.state.clone(),
-            inner,
-        }
-    }
-}
-
-/// A route behind [`Route`].
-#[derive(Clone)]
-pub(crate) struct Routed<S> {
-    state: Arc<AppState>,
-    inner: S,
-}
-
-impl<S> tower::Service<axum::extract::Request> for Routed<S>
-where
-    S: tower::Service<axum::extract::Request, Response = Response>,
-    S::Future: Send + 'static,
-{
-    type Response = Response;
-    type Error = S::Error;
-    type Future = futures::future::Either<
-        futures::future::BoxFuture<'static, Result<Response, S::Error>>,
-        S::Future,
-    >;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: axum::extract::Request) -> Self::Future {
-        if is_grpc(request.headers()) {
-            let state = self.state.clone();
-            futures::future::Either::Left(Box::pin(async move { Ok(serve(state, request).await) }))
-        } else {
-            futures::future::Either::Right(self.inner.call(request))
-        }
-    }
-}
-
 /// What a listener of gRPC only answers a request that is not gRPC.
 pub(crate) async fn only(
     axum::extract::State(state): axum::extract::State<Arc<AppState>>,

@@ -10,14 +10,12 @@ use crate::telemetry::{Failed, called};
 use a2a_core::jsonrpc::{Id, RawRequest, Response as RpcResponse};
 use a2a_core::v03::{self, Params};
 use a2a_core::{Error, ErrorKind, Method, SendMessageRequest, SubscribeToTaskRequest, Validate};
-use axum::body::Body;
-use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::sync::Arc;
 
 fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
     // Sized for a typical task: serializing into a growing empty vector reallocates and copies
@@ -83,7 +81,7 @@ pub(crate) fn error_response(id: Id, error: Error, framing: Framing) -> Response
 
 /// Any method but `POST` on the JSON-RPC endpoint: HTTP 405 with `Allow: POST` and a JSON-RPC
 /// error body (-32600, null id), like every other envelope error of this binding.
-pub(crate) async fn wrong_method(method: axum::http::Method) -> Response {
+pub(crate) fn wrong_method(method: &axum::http::Method) -> Response {
     let error = Error::new(
         ErrorKind::InvalidRequest,
         format!("JSON-RPC requests are POSTed to this endpoint, not sent with {method}"),
@@ -106,15 +104,11 @@ fn params<P: DeserializeOwned + Validate + Tenanted>(
     Ok(p)
 }
 
-pub(crate) async fn serve(
-    State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
-    principal: Option<axum::Extension<crate::auth::Principal>>,
-    granted: Option<axum::Extension<crate::auth::Granted>>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    let bytes = match read_body(&headers, body, state.config.body_limit).await {
+// The whole request, taken apart here: axum's `HeaderMap` extractor would clone the headers.
+pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
+    let bytes = match read_body(headers, body, state.config.body_limit).await {
         Ok(b) => b,
         Err(e) => return error_response(Id::Null, e, Framing::Call),
     };
@@ -131,9 +125,12 @@ pub(crate) async fn serve(
         }
     };
     let id = req.id.clone();
-    let cx = match call_context(&headers, query.as_deref()) {
+    let cx = match call_context(headers, parts.uri.query()) {
         Ok(mut c) => {
-            c.scope.owner = principal.map(|p| p.0.0);
+            c.scope.owner = parts
+                .extensions
+                .get::<crate::auth::Principal>()
+                .map(|p| p.0.clone());
             c
         }
         Err(e) => return error_response(id, e, Framing::Call),
@@ -143,9 +140,9 @@ pub(crate) async fn serve(
         Ok(a) => a,
         Err(e) => return error_response(id, e, Framing::Call),
     };
-    let granted = granted.as_ref().map(|g| &g.0);
+    let granted = parts.extensions.get::<crate::auth::Granted>();
     let refused = |method| {
-        let e = super::auth::authorize(&state, granted, method).err()?;
+        let e = super::auth::authorize(state, granted, method).err()?;
         Some(error_response(
             id.clone(),
             e,
@@ -156,13 +153,13 @@ pub(crate) async fn serve(
         called(method);
         match refused(method) {
             Some(r) => r,
-            None => dispatch_v1(&state, handler, cx, method, &req).await,
+            None => dispatch_v1(state, handler, cx, method, &req).await,
         }
     } else if let Some(method) = Method::from_v03_name(&req.method) {
         called(method);
         match refused(method) {
             Some(r) => r,
-            None => Box::pin(dispatch_v03(&state, handler, cx, method, &req)).await,
+            None => Box::pin(dispatch_v03(state, handler, cx, method, &req)).await,
         }
     } else {
         let error = Error::new(

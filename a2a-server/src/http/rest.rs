@@ -13,13 +13,12 @@ use crate::handler::{CallContext, StreamEvent};
 use crate::telemetry::{Failed, called};
 use a2a_core::http_json::{self, HttpMethod, PathMatch, Rest, Route};
 use a2a_core::{Error, ErrorKind, Method};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 const A2A_JSON: HeaderValue = HeaderValue::from_static("application/a2a+json");
 
@@ -159,7 +158,7 @@ fn stream(state: &AppState, result: Result<crate::EventStream, Error>) -> Respon
     }
 }
 
-pub(crate) async fn serve(State(state): State<Arc<AppState>>, request: Request) -> Response {
+pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let Some(found) = http_json::match_path(parts.uri.path()) else {
         let error = Error::new(
@@ -195,14 +194,14 @@ pub(crate) async fn serve(State(state): State<Arc<AppState>>, request: Request) 
     let route = HttpMethod::from_name(parts.method.as_str()).and_then(|m| found.route(m));
     if let Some(route) = route {
         let granted = parts.extensions.get::<crate::auth::Granted>();
-        if let Err(e) = super::auth::authorize(&state, granted, route.method) {
+        if let Err(e) = super::auth::authorize(state, granted, route.method) {
             return error_response(&e, None);
         }
     }
     let mut response = match route {
         Some(route) => {
             called(route.method);
-            dispatch(&state, &cx, route, &found, query, &bytes).await
+            dispatch(state, &cx, route, &found, query, &bytes).await
         }
         None => method_not_allowed(&found.allow()),
     };
