@@ -210,6 +210,11 @@ async fn unknown_methods_and_services_are_unimplemented() {
         assert_eq!(code, "UNIMPLEMENTED", "{path}");
         assert_eq!(reason.as_deref(), Some("METHOD_NOT_FOUND"), "{path}");
     }
+    // The agent card's paths are the card's whatever the content-type: a POST there is the
+    // card route's 405, not a gRPC method.
+    let (status, headers, _) = raw(&srv, "/.well-known/agent-card.json", frame(&[]), &[]).await;
+    assert_eq!(status, 405);
+    assert!(headers.get("grpc-status").is_none(), "{headers:?}");
     still_serving(&srv).await;
 }
 
