@@ -43,7 +43,8 @@ impl Timestamp {
     /// time): `None` for what the fixed-width form cannot hold (a year outside 0–9999, a leap
     /// second), which chrono then formats.
     fn write_rfc3339(self, buf: &mut [u8; 24]) -> Option<&str> {
-        let t = self.0;
+        // The naive UTC time: `DateTime`'s accessors add the (zero) offset again on every call.
+        let t = self.0.naive_utc();
         let year = u32::try_from(t.year()).ok().filter(|y| *y <= 9999)?;
         let nanos = t.nanosecond();
         if nanos >= 1_000_000_000 {

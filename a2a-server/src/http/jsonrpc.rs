@@ -234,9 +234,13 @@ async fn dispatch_v1(
 
 fn stream_v1(state: &AppState, id: Id, stream: Result<crate::EventStream, Error>) -> Response {
     match stream {
-        Ok(events) => sse::respond(events, state.config.keep_alive, move |e: &StreamEvent| {
-            serde_json::to_string(&RpcResponse::result(id.clone(), &e.event))
-        }),
+        Ok(events) => sse::respond(
+            events,
+            state.config.keep_alive,
+            move |e: &StreamEvent, out| {
+                serde_json::to_writer(out, &RpcResponse::result(id.clone(), &e.event))
+            },
+        ),
         Err(e) => error_response(id, e, Framing::Call),
     }
 }
@@ -322,12 +326,16 @@ async fn dispatch_v03(
 
 fn stream_v03(state: &AppState, id: Id, stream: Result<crate::EventStream, Error>) -> Response {
     match stream {
-        Ok(events) => sse::respond(events, state.config.keep_alive, move |e: &StreamEvent| {
-            serde_json::to_string(&RpcResponse::result(
-                id.clone(),
-                v03::encode_stream_event(&e.event),
-            ))
-        }),
+        Ok(events) => sse::respond(
+            events,
+            state.config.keep_alive,
+            move |e: &StreamEvent, out| {
+                serde_json::to_writer(
+                    out,
+                    &RpcResponse::result(id.clone(), v03::encode_stream_event(&e.event)),
+                )
+            },
+        ),
         Err(e) => error_response(id, e, Framing::V03Stream),
     }
 }

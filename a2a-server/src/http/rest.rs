@@ -151,8 +151,8 @@ fn params<T: DeserializeOwned>(
 
 fn stream(state: &AppState, result: Result<crate::EventStream, Error>) -> Response {
     match result {
-        Ok(events) => sse::respond(events, state.config.keep_alive, |e: &StreamEvent| {
-            serde_json::to_string(&e.event)
+        Ok(events) => sse::respond(events, state.config.keep_alive, |e: &StreamEvent, out| {
+            serde_json::to_writer(out, &e.event)
         }),
         Err(e) => error_response(&e, None),
     }
