@@ -291,6 +291,17 @@ fn strict_enough(body: &[u8]) -> Option<&str> {
         .filter(|text| !needs_generic_parse(text))
 }
 
+/// Whether `escaped` (what follows a backslash in a string) is a surrogate's `\uD800`–`\uDFFF`.
+fn surrogate_escape(escaped: &[u8]) -> bool {
+    match escaped {
+        [b'u', d, x, ..] => {
+            d.eq_ignore_ascii_case(&b'd')
+                && matches!(x.to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f')
+        }
+        _ => false,
+    }
+}
+
 /// Whether a body must take the classifying parse (through a JSON value) to be classified as it
 /// would. serde_json checks
 /// what it does not build a value of (raw params, members it ignores) less strictly than what it
@@ -337,12 +348,7 @@ fn needs_generic_parse(json: &str) -> bool {
                 if b[i - 1] == b'"' {
                     break;
                 }
-                let surrogate = b.get(i) == Some(&b'u')
-                    && b.get(i + 1).is_some_and(|c| c.eq_ignore_ascii_case(&b'd'))
-                    && b.get(i + 2).is_some_and(
-                        |c| matches!(c.to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f'),
-                    );
-                if surrogate {
+                if surrogate_escape(b.get(i..).unwrap_or_default()) {
                     return true;
                 }
                 // The escaped character (a quote or a backslash ends nothing).
@@ -570,12 +576,7 @@ mod tests {
             }
             match (in_string, c) {
                 (true, b'\\') => {
-                    let surrogate = b.get(i + 1) == Some(&b'u')
-                        && b.get(i + 2).is_some_and(|c| c.eq_ignore_ascii_case(&b'd'))
-                        && b.get(i + 3).is_some_and(
-                            |c| matches!(c.to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f'),
-                        );
-                    if surrogate {
+                    if surrogate_escape(b.get(i + 1..).unwrap_or_default()) {
                         return true;
                     }
                     i += 1;
