@@ -14,5 +14,8 @@ cp "$here/main.rs" "$dir/src/main.rs"
 cd "$dir"
 # Its own target directory and lock file: the peer's dependency versions never touch ours.
 unset CARGO_TARGET_DIR
+# Built as our server is (the workspace's release profile: fat LTO, one codegen unit), so that
+# a ratio compares the code, not the build settings.
+export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 cargo build --release --quiet >&2
 echo "$dir/target/release/a2a-protocol-echo"

@@ -11,6 +11,9 @@ mkdir -p "$dir/src" "$dir/protoc-path/src"
 dir="$(cd "$dir" && pwd)"
 # Its own target directories and lock files: the peer's dependency versions never touch ours.
 unset CARGO_TARGET_DIR
+# Built as our server is (the workspace's release profile: fat LTO, one codegen unit), so that
+# a ratio compares the code, not the build settings.
+export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 
 cat > "$dir/protoc-path/Cargo.toml" <<'TOML'
 [package]
