@@ -127,40 +127,31 @@ trait Store {
 /// sled 0.34.7 as `SledStore` opens it (a 64 MiB page cache, everything else default).
 struct Sled034(sled::Db, Vec<sled::Tree>);
 
-impl Store for Sled034 {
-    fn write(&mut self, tree: usize, key: &[u8], value: &[u8]) {
-        let t = &self.1[tree];
-        if tree == 0 {
-            let _ = t
-                .compare_and_swap(key, None::<&[u8]>, Some(value))
-                .expect("sled cas");
-        } else {
-            t.insert(key, value).expect("sled insert");
-        }
-    }
-    fn flush(&mut self) {
-        self.0.flush().expect("sled flush");
-    }
-}
-
 /// sled 1.0.0-alpha.124 (its own flusher off: flushes only when asked).
 struct Sled1(sled1::Db<1024>, Vec<sled1::Tree<1024>>);
 
-impl Store for Sled1 {
-    fn write(&mut self, tree: usize, key: &[u8], value: &[u8]) {
-        let t = &self.1[tree];
-        if tree == 0 {
-            let _ = t
-                .compare_and_swap(key, None::<&[u8]>, Some(value))
-                .expect("sled cas");
-        } else {
-            t.insert(key, value).expect("sled insert");
+/// The two sled versions: the same calls on different types.
+macro_rules! sled_store {
+    ($store:ty) => {
+        impl Store for $store {
+            fn write(&mut self, tree: usize, key: &[u8], value: &[u8]) {
+                let t = &self.1[tree];
+                if tree == 0 {
+                    let _ = t
+                        .compare_and_swap(key, None::<&[u8]>, Some(value))
+                        .expect("sled cas");
+                } else {
+                    t.insert(key, value).expect("sled insert");
+                }
+            }
+            fn flush(&mut self) {
+                self.0.flush().expect("sled flush");
+            }
         }
-    }
-    fn flush(&mut self) {
-        self.0.flush().expect("sled flush");
-    }
+    };
 }
+sled_store!(Sled034);
+sled_store!(Sled1);
 
 /// fjall 2.11.2 (an LSM tree: each write goes to its journal and a memtable; a flush is the
 /// journal's `fdatasync`), default configuration.
