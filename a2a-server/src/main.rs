@@ -145,7 +145,8 @@ struct Args {
     /// seconds.
     #[arg(long, env = "A2A_IDLE_TIMEOUT_SECS", default_value_t = 60)]
     idle_timeout_secs: u64,
-    /// Close a connection whose request head takes longer than this many seconds to arrive.
+    /// Close a connection whose HTTP/1.1 request head takes longer than this many seconds to
+    /// arrive (timed from its first byte; the first request's from the connection's opening).
     #[arg(long, env = "A2A_HEADER_TIMEOUT_SECS", default_value_t = 10)]
     header_timeout_secs: u64,
     /// Export traces over OTLP/HTTP (protobuf) to this collector, e.g. `http://127.0.0.1:4318`

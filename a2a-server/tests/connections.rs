@@ -300,3 +300,91 @@ async fn http2_is_served_and_an_idle_http2_connection_is_closed_after_the_idle_t
         "not before the timeout"
     );
 }
+
+#[tokio::test]
+async fn a_kept_alive_connection_waits_for_the_idle_timeout_not_the_header_timeout() {
+    let addr = start(|b| b.header_read_timeout(SHORT).idle_timeout(LONG)).await;
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(CARD_REQUEST).await.unwrap();
+    let status = timeout(WAIT, read_response(&mut tcp)).await.unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    // Three header timeouts with no request: waiting for the next request is not a slow head.
+    tokio::time::sleep(SHORT * 3).await;
+    tcp.write_all(CARD_REQUEST).await.unwrap();
+    let status = timeout(WAIT, read_response(&mut tcp))
+        .await
+        .expect("the kept-alive connection still serves");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+}
+
+#[tokio::test]
+async fn a_slow_second_head_on_a_kept_alive_connection_is_closed_after_the_header_timeout() {
+    let addr = start(|b| b.header_read_timeout(SHORT).idle_timeout(LONG)).await;
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(CARD_REQUEST).await.unwrap();
+    let status = timeout(WAIT, read_response(&mut tcp)).await.unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    // Idle for a while (not timed), then a head that never completes.
+    tokio::time::sleep(SHORT * 2).await;
+    tcp.write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: a2a\r\n")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let rest = timeout(WAIT, closed(&mut tcp))
+        .await
+        .expect("the server closes a connection whose next head never completes");
+    assert!(
+        !String::from_utf8_lossy(&rest).contains("200 OK"),
+        "the incomplete request was not answered"
+    );
+    assert!(
+        started.elapsed() >= SHORT - Duration::from_millis(50),
+        "not before the timeout"
+    );
+    assert!(started.elapsed() < LONG / 2, "closed by the header timeout");
+}
+
+#[tokio::test]
+async fn a_connection_that_sends_nothing_is_closed_after_the_header_timeout() {
+    // Its first head is timed from the moment it opened.
+    let addr = start(|b| b.header_read_timeout(SHORT).idle_timeout(LONG)).await;
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    let opened = Instant::now();
+    timeout(WAIT, closed(&mut tcp))
+        .await
+        .expect("the server closes a connection that never sends a head");
+    assert!(
+        opened.elapsed() >= SHORT - Duration::from_millis(50),
+        "not before the timeout"
+    );
+}
+
+#[tokio::test]
+async fn an_http2_connection_is_not_held_to_the_header_timeout() {
+    let addr = start(|b| b.header_read_timeout(SHORT).idle_timeout(LONG)).await;
+    let client = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let url = format!("http://{addr}/.well-known/agent-card.json");
+    let first = client.get(&url).send().await.unwrap();
+    assert_eq!(first.version(), reqwest::Version::HTTP_2);
+    let _ = first.bytes().await.unwrap();
+    // Idle past the header timeout: the pooled connection is still open (a closed one would
+    // be replaced silently, so the server's count of accepted connections is not visible;
+    // the request on it must simply work).
+    tokio::time::sleep(SHORT * 3).await;
+    let second = client.get(&url).send().await.unwrap();
+    assert_eq!(second.status(), 200);
+
+    // A raw HTTP/2 connection with no stream: the header timeout does not apply to it.
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .await
+        .unwrap();
+    let open = timeout(SHORT * 3, closed(&mut tcp)).await;
+    assert!(
+        open.is_err(),
+        "an HTTP/2 connection is closed by the idle timeout, not the header timeout"
+    );
+}

@@ -210,12 +210,13 @@ impl ServerBuilder {
         self
     }
 
-    /// How long a client may take to send a complete request head (default 10 s); a slower
-    /// one (slowloris) is disconnected. For HTTP/1.1 the clock also runs while a keep-alive
-    /// connection waits for its next request, so such a connection is closed after the
-    /// shorter of this and [`Self::idle_timeout`]. Applies to [`Server::serve`].
+    /// How long a client may take to send a complete HTTP/1.1 request head (default 10 s),
+    /// timed from its first byte (the first request's from the moment the connection opened);
+    /// a slower one (slowloris) is disconnected. A kept-alive connection waiting for its next
+    /// request is not timed by this but by [`Self::idle_timeout`]. Applies to
+    /// [`Server::serve`].
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
-        // hyper adds it to `Instant::now()`, which panics on overflow: a year is forever.
+        // A year is forever.
         self.header_read_timeout = timeout.min(Duration::from_secs(365 * 24 * 60 * 60));
         self
     }
