@@ -222,8 +222,9 @@ impl ServerBuilder {
     }
 
     /// Closes a connection that has had no request in flight for this long (default 60 s):
-    /// one that never sends anything, an idle HTTP/1.1 keep-alive connection, an idle HTTP/2
-    /// connection. A request is in flight until its response has been sent, so an open SSE
+    /// an idle HTTP/1.1 keep-alive connection, an idle HTTP/2 connection, one that never sends
+    /// anything (which [`Self::header_read_timeout`] also bounds, from the connection's
+    /// opening). A request is in flight until its response has been sent, so an open SSE
     /// stream (which sends keep-alive comments) is never idle. Applies to [`Server::serve`].
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.idle_timeout = timeout;
