@@ -74,6 +74,54 @@ async fn a_body_over_the_limit_is_refused_with_413_and_a_json_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_sent_in_many_chunks_is_read_whole() {
+    let srv = TestServer::start_with(Kitchen, |b| b.body_limit(LIMIT)).await;
+    // Chunks of 0 to 6 bytes, so that the body arrives as many frames (some empty).
+    let chunked = |body: String| -> reqwest::Body {
+        let bytes = body.into_bytes();
+        let mut chunks: Vec<Result<bytes::Bytes, std::io::Error>> = Vec::new();
+        let mut rest = bytes.as_slice();
+        for size in (0..7).cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (chunk, tail) = rest.split_at(size.min(rest.len()));
+            chunks.push(Ok(bytes::Bytes::copy_from_slice(chunk)));
+            rest = tail;
+        }
+        reqwest::Body::wrap_stream(futures::stream::iter(chunks))
+    };
+    let text = "chunked ".repeat(20);
+    let envelope =
+        json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": send_params(&text)});
+    let reply = srv
+        .post_raw(
+            "/",
+            chunked(envelope.to_string()),
+            &[("content-type", "application/json")],
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(reply.body["id"], 7);
+    let task = &reply.body["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task:#}");
+    assert_eq!(
+        texts(&task["history"][0]["parts"]),
+        std::slice::from_ref(&text)
+    );
+
+    let reply = srv
+        .post_raw(
+            "/message:send",
+            chunked(send_params(&text).to_string()),
+            &[("content-type", "application/a2a+json")],
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(texts(&reply.body["task"]["history"][0]["parts"]), [text]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_rest_body_is_a_400_parse_error() {
     let srv = TestServer::start(Kitchen).await;
     for body in ["{not json", "{\"message\": ", "\u{0}"] {
