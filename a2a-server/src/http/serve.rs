@@ -304,24 +304,89 @@ async fn connection(
     // No upgrades: the routes have none, and an upgraded socket would outlive its slot.
     let conn = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
+    let closing = OnlyWhenWoken::new(async {
+        tokio::select! {
+            closing = watch(&activity, limits.idle_timeout, limits.header_read_timeout) => {
+                tracing::debug!(reason = closing.as_str(), "closing a connection");
+                IDLE_GRACE
+            }
+            () = shutdown.cancelled() => SHUTDOWN_GRACE,
+        }
+    });
     let grace = tokio::select! {
+        biased;
         ended = conn.as_mut() => {
             if let Err(e) = ended {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
             return;
         }
-        closing = watch(&activity, limits.idle_timeout, limits.header_read_timeout) => {
-            tracing::debug!(reason = closing.as_str(), "closing a connection");
-            IDLE_GRACE
-        }
-        () = shutdown.cancelled() => SHUTDOWN_GRACE,
+        grace = closing => grace,
     };
     // HTTP/1: close after the current response; HTTP/2: GOAWAY, then close when the open
     // streams are done. Either way, no longer than `grace`.
     conn.as_mut().graceful_shutdown();
     if tokio::time::timeout(grace, conn).await.is_err() {
         tracing::debug!("connection did not close in time; dropped");
+    }
+}
+
+/// A future polled only when something it waits on has woken it, not at every wake of the task
+/// it shares: a connection's task wakes for every read and write, and polling the watcher's
+/// timer and the shutdown token each time cost 600 instructions of a `GetTask` (callgrind:
+/// 27,131 → 26,517).
+struct OnlyWhenWoken<F> {
+    inner: Pin<Box<F>>,
+    woken: Arc<Woken>,
+    /// The waker `inner` is polled with: it marks `woken`, then wakes the task.
+    waker: std::task::Waker,
+}
+
+/// Whether an [`OnlyWhenWoken`]'s future has been woken since it was last polled, and the task
+/// to wake.
+#[derive(Debug, Default)]
+struct Woken {
+    flag: std::sync::atomic::AtomicBool,
+    task: futures::task::AtomicWaker,
+}
+
+impl std::task::Wake for Woken {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.flag.store(true, Ordering::Release);
+        self.task.wake();
+    }
+}
+
+impl<F: Future> OnlyWhenWoken<F> {
+    fn new(inner: F) -> Self {
+        let woken = Arc::new(Woken::default());
+        // Polled the first time, so that it registers what it waits on.
+        woken.flag.store(true, Ordering::Relaxed);
+        Self {
+            inner: Box::pin(inner),
+            waker: std::task::Waker::from(woken.clone()),
+            woken,
+        }
+    }
+}
+
+impl<F: Future> Future for OnlyWhenWoken<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // The task first: a wake after the flag is read then wakes it again.
+        self.woken.task.register(cx.waker());
+        if !self.woken.flag.swap(false, Ordering::AcqRel) {
+            return Poll::Pending;
+        }
+        let this = &mut *self;
+        this.inner
+            .as_mut()
+            .poll(&mut Context::from_waker(&this.waker))
     }
 }
 
