@@ -198,6 +198,23 @@ impl Server {
     }
 }
 
+/// A response of `status` whose body is `bytes` of type `content_type` (a binding's JSON),
+/// built directly: axum's `(status, [(CONTENT_TYPE, ..)], bytes).into_response()` first sets
+/// `application/octet-stream` and then replaces it (callgrind: 240 instructions of a
+/// `GetTask`, 660 of a `SendMessage`).
+pub(crate) fn bytes_response(
+    status: http::StatusCode,
+    content_type: http::HeaderValue,
+    bytes: Vec<u8>,
+) -> axum::response::Response {
+    let mut response = axum::response::Response::new(axum::body::Body::from(bytes));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(http::header::CONTENT_TYPE, content_type);
+    response
+}
+
 /// Every request but the agent card's. A gRPC call (told apart by its `content-type`, whatever
 /// its path) goes to the gRPC binding, which authenticates it itself; the rest, authenticated,
 /// to JSON-RPC at `/` and to HTTP+JSON elsewhere. One handler rather than a layer around each

@@ -22,15 +22,9 @@ fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
     // several times.
     let mut bytes = Vec::with_capacity(2048);
     match serde_json::to_writer(&mut bytes, body) {
-        Ok(()) => (
-            status,
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            bytes,
-        )
-            .into_response(),
+        Ok(()) => {
+            super::bytes_response(status, HeaderValue::from_static("application/json"), bytes)
+        }
         Err(e) => {
             tracing::error!(error = %e, "a JSON-RPC response failed to serialize");
             StatusCode::INTERNAL_SERVER_ERROR.into_response()

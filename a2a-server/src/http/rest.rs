@@ -15,7 +15,7 @@ use a2a_core::http_json::{self, HttpMethod, PathMatch, Rest, Route};
 use a2a_core::{Error, ErrorKind, Method};
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -37,8 +37,7 @@ pub(crate) fn error_response(error: &Error, allow: Option<&str>) -> Response {
             StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
         }
     };
-    let mut response =
-        (status, [(header::CONTENT_TYPE, A2A_JSON)], body.to_string()).into_response();
+    let mut response = super::bytes_response(status, A2A_JSON, body.to_string().into_bytes());
     if let Some(allow) = allow.and_then(|a| HeaderValue::from_str(a).ok()) {
         response.headers_mut().insert(header::ALLOW, allow);
     }
@@ -56,7 +55,7 @@ pub(crate) fn method_not_allowed(allowed: &str) -> Response {
 
 fn ok<T: Serialize>(value: &T) -> Response {
     match serde_json::to_vec(value) {
-        Ok(bytes) => (StatusCode::OK, [(header::CONTENT_TYPE, A2A_JSON)], bytes).into_response(),
+        Ok(bytes) => super::bytes_response(StatusCode::OK, A2A_JSON, bytes),
         Err(e) => error_response(
             &Error::new(
                 ErrorKind::Internal,
