@@ -388,3 +388,32 @@ async fn an_http2_connection_is_not_held_to_the_header_timeout() {
         "an HTTP/2 connection is closed by the idle timeout, not the header timeout"
     );
 }
+
+#[tokio::test]
+async fn a_slowloris_post_is_held_to_the_header_timeout_though_it_starts_like_http2() {
+    // `P` is also how the HTTP/2 preface starts: one byte at a time, the server must still
+    // take it for HTTP/1 once it differs, and time its head.
+    let addr = start(|b| b.header_read_timeout(SHORT).idle_timeout(LONG)).await;
+    let mut slow = TcpStream::connect(addr).await.unwrap();
+    let opened = Instant::now();
+    let head = b"POST / HTTP/1.1\r\nhost: a2a\r\nx-slow: ";
+    let dribble = async {
+        let mut chunk = [0u8; 1024];
+        for byte in head.iter().chain(std::iter::repeat(&b'a')) {
+            if slow.write_all(&[*byte]).await.is_err() {
+                return;
+            }
+            let read = timeout(Duration::from_millis(100), slow.read(&mut chunk)).await;
+            if let Ok(Ok(0) | Err(_)) = read {
+                return;
+            }
+        }
+    };
+    timeout(WAIT, dribble)
+        .await
+        .expect("the server closes a connection whose head never completes");
+    assert!(
+        opened.elapsed() < LONG / 2,
+        "closed by the header timeout, not the idle one"
+    );
+}

@@ -298,7 +298,7 @@ async fn connection(
     let io = Watched {
         tcp,
         activity: activity.clone(),
-        first: true,
+        preface: Some(0),
         http2: false,
     };
     // No upgrades: the routes have none, and an upgraded socket would outlive its slot.
@@ -505,8 +505,11 @@ async fn watch(activity: &Activity, idle: Duration, header: Duration) -> Closing
 struct Watched {
     tcp: TcpStream,
     activity: Arc<Activity>,
-    /// No bytes read yet: the first ones tell HTTP/2 from HTTP/1.
-    first: bool,
+    /// How many bytes of the HTTP/2 preface the connection's first bytes have matched so far;
+    /// `None` once they have told HTTP/2 from HTTP/1 (a first read may hold a single byte, and
+    /// a request line that starts like the preface, such as `P` of `POST`, is HTTP/1 until it
+    /// differs).
+    preface: Option<usize>,
     http2: bool,
 }
 
@@ -522,12 +525,19 @@ impl AsyncRead for Watched {
         if read.is_empty() {
             return polled;
         }
-        if std::mem::take(&mut self.first)
-            && read.starts_with(&HTTP2_PREFACE[..read.len().min(HTTP2_PREFACE.len())])
-        {
-            // No heads to time: the idle timeout alone applies.
-            self.http2 = true;
-            self.activity.head_ms.store(NO_HEAD, Ordering::Release);
+        if let Some(matched) = self.preface {
+            let rest = &HTTP2_PREFACE[matched..];
+            let n = read.len().min(rest.len());
+            self.preface = if read[..n] != rest[..n] {
+                None
+            } else if n == rest.len() {
+                // No heads to time: the idle timeout alone applies.
+                self.http2 = true;
+                self.activity.head_ms.store(NO_HEAD, Ordering::Release);
+                None
+            } else {
+                Some(matched + n)
+            };
         }
         if !self.http2 {
             self.activity.received();
