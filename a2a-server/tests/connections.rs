@@ -85,6 +85,29 @@ async fn closed(tcp: &mut TcpStream) -> Vec<u8> {
     }
 }
 
+/// Sends `head`, then `a`s, one byte every `every`, until the server closes `tcp` (anything
+/// it sends before closing, such as a 408, is skipped).
+async fn dribble(tcp: &mut TcpStream, head: &[u8], every: Duration) {
+    let mut chunk = [0u8; 1024];
+    for byte in head.iter().chain(std::iter::repeat(&b'a')) {
+        if tcp.write_all(&[*byte]).await.is_err() {
+            return;
+        }
+        if let Ok(Ok(0) | Err(_)) = timeout(every, tcp.read(&mut chunk)).await {
+            return;
+        }
+    }
+}
+
+/// A connection that has been answered one request and is kept alive.
+async fn kept_alive(addr: SocketAddr) -> TcpStream {
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(CARD_REQUEST).await.unwrap();
+    let status = timeout(WAIT, read_response(&mut tcp)).await.unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    tcp
+}
+
 async fn card_ok(addr: SocketAddr) -> bool {
     // A fresh client each time: no pooled connection.
     let client = reqwest::Client::new();
@@ -99,55 +122,52 @@ async fn card_ok(addr: SocketAddr) -> bool {
 }
 
 #[tokio::test]
-async fn a_silent_connection_is_closed_after_the_idle_timeout() {
-    let addr = start(|b| b.idle_timeout(SHORT).header_read_timeout(LONG)).await;
-    let mut tcp = TcpStream::connect(addr).await.unwrap();
-    let opened = Instant::now();
-    timeout(WAIT, closed(&mut tcp))
-        .await
-        .expect("the server closes a connection that never sends anything");
-    assert!(
-        opened.elapsed() >= SHORT - Duration::from_millis(50),
-        "not before the timeout"
-    );
+async fn a_silent_connection_is_closed_after_the_idle_or_the_header_timeout() {
+    // Either bounds it: no request is in flight, and its first head is timed from the moment
+    // it opened.
+    for (idle, header) in [(SHORT, LONG), (LONG, SHORT)] {
+        let addr = start(|b| b.idle_timeout(idle).header_read_timeout(header)).await;
+        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        let opened = Instant::now();
+        timeout(WAIT, closed(&mut tcp))
+            .await
+            .expect("the server closes a connection that never sends anything");
+        assert!(
+            opened.elapsed() >= SHORT - Duration::from_millis(50),
+            "not before the timeout"
+        );
+    }
 }
 
 #[tokio::test]
 async fn a_slowloris_connection_is_closed_after_the_header_timeout_while_others_are_served() {
     let addr = start(|b| b.header_read_timeout(SHORT).idle_timeout(LONG)).await;
-    let mut slow = TcpStream::connect(addr).await.unwrap();
-    let opened = Instant::now();
-    let head = b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: a2a\r\nx-slow: ";
-    let dribble = async {
-        let mut chunk = [0u8; 1024];
-        for byte in head.iter().chain(std::iter::repeat(&b'a')) {
-            if slow.write_all(&[*byte]).await.is_err() {
-                return;
+    // The second starts with `P`, as the HTTP/2 preface does: one byte at a time, the server
+    // must still take it for HTTP/1 once it differs, and time its head.
+    for head in [
+        &b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: a2a\r\nx-slow: "[..],
+        b"POST / HTTP/1.1\r\nhost: a2a\r\nx-slow: ",
+    ] {
+        let mut slow = TcpStream::connect(addr).await.unwrap();
+        let opened = Instant::now();
+        let dribble = dribble(&mut slow, head, Duration::from_millis(100));
+        let others = async {
+            for _ in 0..3 {
+                assert!(card_ok(addr).await, "a normal request is served meanwhile");
             }
-            // One byte every 200 ms, watching for the close in between.
-            // (Anything read before the close, such as a 408, is skipped.)
-            let read = timeout(Duration::from_millis(200), slow.read(&mut chunk)).await;
-            if let Ok(Ok(0) | Err(_)) = read {
-                return;
-            }
-        }
-    };
-    let others = async {
-        for _ in 0..3 {
-            assert!(card_ok(addr).await, "a normal request is served meanwhile");
-        }
-    };
-    let ((), ()) = timeout(WAIT, async { tokio::join!(dribble, others) })
-        .await
-        .expect("the server closes a connection whose head never completes");
-    assert!(
-        opened.elapsed() >= SHORT - Duration::from_millis(50),
-        "not before the timeout"
-    );
-    assert!(
-        opened.elapsed() < LONG / 2,
-        "closed by the header timeout, not the idle one"
-    );
+        };
+        let ((), ()) = timeout(WAIT, async { tokio::join!(dribble, others) })
+            .await
+            .expect("the server closes a connection whose head never completes");
+        assert!(
+            opened.elapsed() >= SHORT - Duration::from_millis(50),
+            "not before the timeout"
+        );
+        assert!(
+            opened.elapsed() < LONG / 2,
+            "closed by the header timeout, not the idle one"
+        );
+    }
 }
 
 #[tokio::test]
@@ -252,10 +272,7 @@ async fn sse_streams_outlive_the_idle_and_header_timeouts_and_get_their_final_ev
 #[tokio::test]
 async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
     let addr = start(|b| b.idle_timeout(SHORT).header_read_timeout(LONG)).await;
-    let mut tcp = TcpStream::connect(addr).await.unwrap();
-    tcp.write_all(CARD_REQUEST).await.unwrap();
-    let status = timeout(WAIT, read_response(&mut tcp)).await.unwrap();
-    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    let mut tcp = kept_alive(addr).await;
     let answered = Instant::now();
     let rest = timeout(WAIT, closed(&mut tcp))
         .await
@@ -304,10 +321,7 @@ async fn http2_is_served_and_an_idle_http2_connection_is_closed_after_the_idle_t
 #[tokio::test]
 async fn a_kept_alive_connection_waits_for_the_idle_timeout_not_the_header_timeout() {
     let addr = start(|b| b.header_read_timeout(SHORT).idle_timeout(LONG)).await;
-    let mut tcp = TcpStream::connect(addr).await.unwrap();
-    tcp.write_all(CARD_REQUEST).await.unwrap();
-    let status = timeout(WAIT, read_response(&mut tcp)).await.unwrap();
-    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    let mut tcp = kept_alive(addr).await;
     // Three header timeouts with no request: waiting for the next request is not a slow head.
     tokio::time::sleep(SHORT * 3).await;
     tcp.write_all(CARD_REQUEST).await.unwrap();
@@ -320,10 +334,7 @@ async fn a_kept_alive_connection_waits_for_the_idle_timeout_not_the_header_timeo
 #[tokio::test]
 async fn a_slow_second_head_on_a_kept_alive_connection_is_closed_after_the_header_timeout() {
     let addr = start(|b| b.header_read_timeout(SHORT).idle_timeout(LONG)).await;
-    let mut tcp = TcpStream::connect(addr).await.unwrap();
-    tcp.write_all(CARD_REQUEST).await.unwrap();
-    let status = timeout(WAIT, read_response(&mut tcp)).await.unwrap();
-    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    let mut tcp = kept_alive(addr).await;
     // Idle for a while (not timed), then a head that never completes.
     tokio::time::sleep(SHORT * 2).await;
     tcp.write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: a2a\r\n")
@@ -342,21 +353,6 @@ async fn a_slow_second_head_on_a_kept_alive_connection_is_closed_after_the_heade
         "not before the timeout"
     );
     assert!(started.elapsed() < LONG / 2, "closed by the header timeout");
-}
-
-#[tokio::test]
-async fn a_connection_that_sends_nothing_is_closed_after_the_header_timeout() {
-    // Its first head is timed from the moment it opened.
-    let addr = start(|b| b.header_read_timeout(SHORT).idle_timeout(LONG)).await;
-    let mut tcp = TcpStream::connect(addr).await.unwrap();
-    let opened = Instant::now();
-    timeout(WAIT, closed(&mut tcp))
-        .await
-        .expect("the server closes a connection that never sends a head");
-    assert!(
-        opened.elapsed() >= SHORT - Duration::from_millis(50),
-        "not before the timeout"
-    );
 }
 
 #[tokio::test]
@@ -386,34 +382,5 @@ async fn an_http2_connection_is_not_held_to_the_header_timeout() {
     assert!(
         open.is_err(),
         "an HTTP/2 connection is closed by the idle timeout, not the header timeout"
-    );
-}
-
-#[tokio::test]
-async fn a_slowloris_post_is_held_to_the_header_timeout_though_it_starts_like_http2() {
-    // `P` is also how the HTTP/2 preface starts: one byte at a time, the server must still
-    // take it for HTTP/1 once it differs, and time its head.
-    let addr = start(|b| b.header_read_timeout(SHORT).idle_timeout(LONG)).await;
-    let mut slow = TcpStream::connect(addr).await.unwrap();
-    let opened = Instant::now();
-    let head = b"POST / HTTP/1.1\r\nhost: a2a\r\nx-slow: ";
-    let dribble = async {
-        let mut chunk = [0u8; 1024];
-        for byte in head.iter().chain(std::iter::repeat(&b'a')) {
-            if slow.write_all(&[*byte]).await.is_err() {
-                return;
-            }
-            let read = timeout(Duration::from_millis(100), slow.read(&mut chunk)).await;
-            if let Ok(Ok(0) | Err(_)) = read {
-                return;
-            }
-        }
-    };
-    timeout(WAIT, dribble)
-        .await
-        .expect("the server closes a connection whose head never completes");
-    assert!(
-        opened.elapsed() < LONG / 2,
-        "closed by the header timeout, not the idle one"
     );
 }
