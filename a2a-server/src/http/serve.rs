@@ -298,8 +298,7 @@ async fn connection(
     let io = Watched {
         tcp,
         activity: activity.clone(),
-        preface: Some(0),
-        http2: false,
+        protocol: Protocol::Unknown(0),
     };
     // No upgrades: the routes have none, and an upgraded socket would outlive its slot.
     let conn = builder.serve_connection(TokioIo::new(io), service);
@@ -505,12 +504,18 @@ async fn watch(activity: &Activity, idle: Duration, header: Duration) -> Closing
 struct Watched {
     tcp: TcpStream,
     activity: Arc<Activity>,
-    /// How many bytes of the HTTP/2 preface the connection's first bytes have matched so far;
-    /// `None` once they have told HTTP/2 from HTTP/1 (a first read may hold a single byte, and
-    /// a request line that starts like the preface, such as `P` of `POST`, is HTTP/1 until it
-    /// differs).
-    preface: Option<usize>,
-    http2: bool,
+    protocol: Protocol,
+}
+
+/// What a connection's first bytes have told of its protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    /// Its bytes so far are this many of the HTTP/2 preface's (a first read may hold a single
+    /// byte, and a request line that starts like the preface, such as `P` of `POST`, is HTTP/1
+    /// only once it differs).
+    Unknown(usize),
+    Http1,
+    Http2,
 }
 
 impl AsyncRead for Watched {
@@ -525,21 +530,20 @@ impl AsyncRead for Watched {
         if read.is_empty() {
             return polled;
         }
-        if let Some(matched) = self.preface {
+        if let Protocol::Unknown(matched) = self.protocol {
             let rest = &HTTP2_PREFACE[matched..];
             let n = read.len().min(rest.len());
-            self.preface = if read[..n] != rest[..n] {
-                None
+            self.protocol = if read[..n] != rest[..n] {
+                Protocol::Http1
             } else if n == rest.len() {
                 // No heads to time: the idle timeout alone applies.
-                self.http2 = true;
                 self.activity.head_ms.store(NO_HEAD, Ordering::Release);
-                None
+                Protocol::Http2
             } else {
-                Some(matched + n)
+                Protocol::Unknown(matched + n)
             };
         }
-        if !self.http2 {
+        if self.protocol != Protocol::Http2 {
             self.activity.received();
         }
         polled
