@@ -8,6 +8,11 @@ use std::sync::Arc;
 /// it, and fails with an error (leaving the task untouched) when the change is illegal: a
 /// transition the lifecycle forbids, anything after a terminal state, an empty artifact.
 ///
+/// A method returns once the change is written, without waiting for the disk: on a store that
+/// flushes (sled), clients see the change once a flush covers it, in order, and that one
+/// flush covers everything written meanwhile. An agent that reports several changes in a row
+/// waits for no flush; the request that ran it is answered after its last change is durable.
+///
 /// The first call decides what the client gets: [`TaskEvents::reply`] answers with a single
 /// message and no task; any other call creates the task.
 #[derive(Clone)]
@@ -43,7 +48,7 @@ impl TaskEvents {
     }
 
     async fn apply(&self, change: Change) -> Result<(), Error> {
-        self.cell.apply(&self.rt, change, false).await.map(|_| ())
+        self.cell.record(&self.rt, change).await
     }
 
     /// The task's id.

@@ -345,6 +345,15 @@ pub trait TaskStore: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Whether [`TaskStore::sync`] has work to do: a write is durable only once a later `sync`
+    /// returns. The engine then lets an agent go on as soon as its change is written, and
+    /// publishes the change once a flush covers it, so that one flush serves every change
+    /// written meanwhile (see `engine/cell.rs`). Only a store that one process writes may say
+    /// so. The default is `false`: each write is durable when it returns.
+    fn flushes(&self) -> bool {
+        false
+    }
+
     /// The JSON of the task `id` at `version`, exactly as `serde_json` writes the [`Task`], if
     /// this store keeps it encoded so (the memory store keeps finished tasks so): an answer
     /// with the task writes it as it is instead of serializing the task again. `None`

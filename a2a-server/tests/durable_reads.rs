@@ -89,6 +89,11 @@ impl observed::Hooks for Gated {
         held.wait_for(|h| !*h).await.unwrap();
         self.durable.lock().unwrap().extend(written);
     }
+
+    /// As sled: a write is durable once a later flush completes.
+    fn flushes(&self) -> bool {
+        true
+    }
 }
 
 /// The agent's completion is written while flushes are held: the stream, `GetTask` and
@@ -172,6 +177,62 @@ async fn a_change_is_shown_only_once_its_flush_completed() {
     let get: GetTaskRequest = serde_json::from_value(json!({"id": id})).unwrap();
     let task = h.get_task(&cx, get).await.unwrap();
     assert_eq!(task.status.state, TaskState::Completed);
+}
+
+/// Reports three changes in a row, then says it returned.
+struct ThreeInARow {
+    returned: Arc<Notify>,
+}
+
+impl Agent for ThreeInARow {
+    async fn execute(&self, _cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
+        events.working("one").await?;
+        events.working("two").await?;
+        events.complete(None).await?;
+        self.returned.notify_one();
+        Ok(())
+    }
+}
+
+/// On a store whose writes wait for a flush, the agent does not wait for the disk: its
+/// changes are written and it goes on while their flush is held. The client is answered only
+/// once that flush completed, with the task as flushed.
+#[tokio::test]
+async fn an_agent_goes_on_while_its_changes_wait_for_their_flush() {
+    let store = Arc::new(observed::Observed::new(Gated::new()));
+    let gate = &store.hooks;
+    let returned = Arc::new(Notify::new());
+    let server = Server::builder(ThreeInARow {
+        returned: returned.clone(),
+    })
+    .task_store_arc(store.clone())
+    .build()
+    .unwrap();
+    let h = server.handler();
+    gate.held.send_replace(true);
+    let req: SendMessageRequest = serde_json::from_value(json!({
+        "message": {"messageId": "m4", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    }))
+    .unwrap();
+    let send = tokio::spawn(async move { h.send_message(&CallContext::default(), req).await });
+    timeout(WAIT, returned.notified())
+        .await
+        .expect("the agent returned while its flush was held");
+    let id = {
+        let written = gate.written.lock().unwrap();
+        written.keys().next().cloned().expect("a task")
+    };
+    assert_eq!(gate.written(&id), 3, "all three changes written");
+    assert_eq!(gate.durable(&id), 0, "none of them flushed yet");
+    tokio::time::sleep(HELD).await;
+    assert!(!send.is_finished(), "answered before the flush completed");
+    gate.held.send_replace(false);
+    let answer = timeout(WAIT, send).await.unwrap().unwrap().unwrap();
+    let a2a_server::SendReply::Task(task) = answer else {
+        panic!("a task");
+    };
+    assert_eq!(task.shared().status.state, TaskState::Completed);
+    assert_eq!(gate.durable(&id), 3);
 }
 
 /// Counts log reads.

@@ -2,6 +2,12 @@
 //! each change against the lifecycle, stores it before anyone sees it, and broadcasts it (with
 //! its sequence number, the task's version after the write) to this process's subscribers and,
 //! as a notification, on the [`EventBus`](super::EventBus).
+//!
+//! A change is broadcast only once durable. On a store whose writes wait for a flush
+//! ([`TaskStore::flushes`](crate::store::TaskStore::flushes)), an agent's change waits in the
+//! cell's [`Outbox`] while the agent goes on, and a background flush publishes it with every
+//! change written meanwhile: an agent that reports three changes in a row waits for no disk,
+//! and its three changes share one flush, and that flush the changes of every other task.
 
 use super::Engine;
 use crate::store::{MessageClaim, Scope, StoreError, StoredTask};
@@ -10,8 +16,9 @@ use a2a_core::{
     TaskArtifactUpdateEvent, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
     Validate,
 };
-use std::sync::Arc;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -147,7 +154,95 @@ pub(crate) struct TaskCell {
     /// How many executions of the agent run on this cell now.
     pub(super) running: AtomicUsize,
     pub(super) state: tokio::sync::Mutex<CellState>,
-    pub(super) tx: broadcast::Sender<Update>,
+    pub(super) outbox: Arc<Outbox>,
+}
+
+/// A task's broadcast, with the changes written but not yet flushed, which it publishes once a
+/// flush covers them, in order. Shared with the background flush of [`TaskCell::record`],
+/// which holds no reference to the cell (the engine frees a cell that nothing else holds).
+#[derive(Debug)]
+pub(crate) struct Outbox {
+    id: TaskId,
+    tx: broadcast::Sender<Update>,
+    state: Mutex<OutboxState>,
+}
+
+#[derive(Debug)]
+struct OutboxState {
+    /// Written changes waiting for their flush, oldest first.
+    queue: VecDeque<Unpublished>,
+    /// The task as the last published change left it, and that change's sequence number.
+    published: Option<(Arc<Task>, u64)>,
+    /// Whether a background flush runs (see [`TaskCell::record`]).
+    flushing: bool,
+}
+
+#[derive(Debug)]
+struct Unpublished {
+    event: Arc<SeqEvent>,
+    /// The task after the change.
+    task: Arc<Task>,
+}
+
+impl Outbox {
+    /// The outbox of a task last written as `stored` (`None`: not created yet).
+    pub(super) fn new(id: TaskId, stored: Option<&StoredTask>) -> Self {
+        Self {
+            id,
+            tx: broadcast::channel(BROADCAST_CAPACITY).0,
+            state: Mutex::new(OutboxState {
+                queue: VecDeque::new(),
+                published: stored.map(|s| (s.task.clone(), s.version)),
+                flushing: false,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, OutboxState> {
+        self.state.lock().expect("outbox lock")
+    }
+
+    /// Publishes the waiting changes up to `seq`, which a flush covered, in order (a caller
+    /// whose flush covered fewer may already have published some: each is published once).
+    async fn publish_through(&self, rt: &Engine, seq: u64) {
+        let mut terminal = false;
+        {
+            let mut out = self.lock();
+            if out.queue.front().is_none_or(|u| u.event.seq > seq) {
+                return;
+            }
+            while out.queue.front().is_some_and(|u| u.event.seq <= seq) {
+                let u = out.queue.pop_front().expect("a change waits");
+                let seq = u.event.seq;
+                terminal |= u.task.status.state.is_terminal();
+                out.published = Some((u.task, seq));
+                let _ = self.tx.send(Update::Event(u.event));
+                rt.bus.publish(&self.id, seq);
+            }
+        }
+        if let Some(pusher) = &rt.pusher {
+            pusher.wake(&self.id).await;
+        }
+        if terminal {
+            rt.forget(&self.id);
+        }
+    }
+
+    /// Flushes, then publishes what the flush covered: every change written before it.
+    async fn flush(&self, rt: &Engine) -> Result<(), StoreError> {
+        let Some(seq) = self.lock().queue.back().map(|u| u.event.seq) else {
+            return Ok(());
+        };
+        rt.store.sync().await?;
+        self.publish_through(rt, seq).await;
+        Ok(())
+    }
+
+    /// Tells subscribers that an execution of the agent ended (after its published changes).
+    pub(super) fn done(&self) {
+        let _out = self.lock();
+        let _ = self.tx.send(Update::Done);
+    }
 }
 
 /// The result of applying a change.
@@ -168,20 +263,29 @@ impl TaskCell {
 
     /// Subscribes and takes the current snapshot atomically: every event after the snapshot
     /// arrives through the receiver.
-    pub(crate) async fn subscribe(&self) -> (Option<StoredTask>, broadcast::Receiver<Update>) {
-        let st = self.state.lock().await;
-        (st.stored.clone(), self.tx.subscribe())
+    pub(crate) fn subscribe(&self) -> (Option<StoredTask>, broadcast::Receiver<Update>) {
+        let out = self.outbox.lock();
+        (self.stored(&out), self.outbox.tx.subscribe())
     }
 
-    /// The current stored task, if created, as this cell last wrote or read it.
-    pub(crate) async fn snapshot(&self) -> Option<StoredTask> {
-        self.state.lock().await.stored.clone()
+    /// The task as published (what clients may see), if created: as this cell last wrote or
+    /// read it, but for changes still waiting for their flush.
+    pub(crate) fn snapshot(&self) -> Option<StoredTask> {
+        self.stored(&self.outbox.lock())
     }
 
-    /// The state of the current stored task, if created (without copying the task).
-    pub(crate) async fn current_state(&self) -> Option<TaskState> {
-        let st = self.state.lock().await;
-        st.stored.as_ref().map(|t| t.task.status.state.clone())
+    fn stored(&self, out: &OutboxState) -> Option<StoredTask> {
+        out.published.as_ref().map(|(task, version)| StoredTask {
+            task: task.clone(),
+            version: *version,
+            scope: self.scope.clone(),
+        })
+    }
+
+    /// The state of the published task, if created (without copying the task).
+    pub(crate) fn current_state(&self) -> Option<TaskState> {
+        let out = self.outbox.lock();
+        out.published.as_ref().map(|(t, _)| t.status.state.clone())
     }
 
     /// The message reply, if the agent answered with one.
@@ -195,7 +299,7 @@ impl TaskCell {
     }
 
     /// What the request that ran the agent answers, read under one lock: the agent's refusal,
-    /// else its message reply, else the task.
+    /// else its message reply, else the published task.
     pub(crate) async fn outcome(&self) -> Result<Outcome, Error> {
         let st = self.state.lock().await;
         if let Some(refusal) = &st.refusal {
@@ -203,7 +307,7 @@ impl TaskCell {
         }
         Ok(match &st.reply {
             Some(m) => Outcome::Reply(m.clone()),
-            None => Outcome::Task(st.stored.clone()),
+            None => Outcome::Task(self.snapshot()),
         })
     }
 
@@ -327,8 +431,8 @@ impl TaskCell {
         }
     }
 
-    /// Stores `change`, then broadcasts it. With `subscribe`, also returns a receiver that sees
-    /// every later event.
+    /// Stores `change` and returns once it is durable and broadcast. With `subscribe`, also
+    /// returns the stored task and a receiver of every later event.
     pub(crate) async fn apply(
         &self,
         rt: &Engine,
@@ -336,6 +440,66 @@ impl TaskCell {
         subscribe: bool,
     ) -> Result<Applied, Error> {
         let mut st = self.state.lock().await;
+        if self.write(rt, &mut st, change).await? {
+            // Under the lock: the subscription below sees exactly the changes after this one.
+            self.flush(rt).await?;
+        }
+        Ok(Applied {
+            stored: subscribe.then(|| st.stored.clone()).flatten(),
+            rx: subscribe.then(|| self.outbox.tx.subscribe()),
+        })
+    }
+
+    /// An agent's change: stored, then broadcast once durable. On a store that flushes, this
+    /// returns as soon as the change is written, and a flush in the background publishes it
+    /// (with whatever else was written meanwhile), so that the agent goes on without waiting
+    /// for the disk. An execution's wrap-up publishes what is left ([`TaskCell::flush`])
+    /// before it announces its end.
+    pub(crate) async fn record(&self, rt: &Arc<Engine>, change: Change) -> Result<(), Error> {
+        if !rt.store.flushes() {
+            return self.apply(rt, change, false).await.map(drop);
+        }
+        let mut st = self.state.lock().await;
+        if !self.write(rt, &mut st, change).await? {
+            return Ok(());
+        }
+        drop(st);
+        let mut out = self.outbox.lock();
+        if out.flushing {
+            return Ok(()); // the flush running now goes on until nothing waits
+        }
+        out.flushing = true;
+        drop(out);
+        let (rt, outbox) = (rt.clone(), self.outbox.clone());
+        tokio::spawn(async move {
+            loop {
+                let Some(seq) = ({
+                    let mut out = outbox.lock();
+                    out.flushing = out.queue.back().is_some();
+                    out.queue.back().map(|u| u.event.seq)
+                }) else {
+                    return;
+                };
+                if let Err(e) = rt.store.sync().await {
+                    // The changes stay queued: the next change or the wrap-up flushes again.
+                    tracing::error!(task = %outbox.id, error = %e, "flushing the task's changes failed");
+                    outbox.lock().flushing = false;
+                    return;
+                }
+                outbox.publish_through(&rt, seq).await;
+            }
+        });
+        Ok(())
+    }
+
+    /// Makes every change written so far durable, and broadcasts it.
+    pub(crate) async fn flush(&self, rt: &Engine) -> Result<(), StoreError> {
+        self.outbox.flush(rt).await
+    }
+
+    /// Checks `change`, stores it and queues it in the outbox; returns whether it did (a
+    /// message reply is no change of a task: it is broadcast at once).
+    async fn write(&self, rt: &Engine, st: &mut CellState, change: Change) -> Result<bool, Error> {
         let before = (rt.metrics.as_ref())
             .and(st.stored.as_ref())
             .map(|s| s.task.status.state.clone());
@@ -356,12 +520,12 @@ impl TaskCell {
                     rt.store.sync().await?;
                 }
                 st.reply = Some(m.clone());
-                let rx = subscribe.then(|| self.tx.subscribe());
-                let _ = self.tx.send(Update::Event(Arc::new(SeqEvent {
+                let _out = self.outbox.lock();
+                let _ = self.outbox.tx.send(Update::Event(Arc::new(SeqEvent {
                     seq: 0,
                     event: Published::Event(StreamResponse::Message(m)),
                 })));
-                return Ok(Applied { stored: None, rx });
+                return Ok(false);
             }
             (None, change) => {
                 if st.reply.is_some() {
@@ -399,14 +563,13 @@ impl TaskCell {
                     // Another replica wrote the task (a cancel, a continuation): read it again
                     // and check the change against what it is now.
                     Err(StoreError::VersionConflict { .. }) => {
-                        self.reload(rt, &mut st).await?;
+                        self.reload(rt, st).await?;
                         change = Change::redo(received, event)?;
                     }
                     Err(e) => return Err(e.into()),
                 }
             },
         };
-        rt.store.sync().await?;
         if let Some(metrics) = &rt.metrics {
             let kind = match &event {
                 Published::Created(_) => "task",
@@ -415,28 +578,13 @@ impl TaskCell {
             };
             metrics.task_changed(&self.id, before.as_ref(), &stored.task.status.state, kind);
         }
-        let terminal = stored.task.status.state.is_terminal();
         let seq = stored.version;
-        // Only a subscribing caller (a continuation) uses the stored task: the agent's own
-        // writes skip the copy.
-        let returned = subscribe.then(|| stored.clone());
+        self.outbox.lock().queue.push_back(Unpublished {
+            event: Arc::new(SeqEvent { seq, event }),
+            task: stored.task.clone(),
+        });
         st.stored = Some(stored);
-        let rx = subscribe.then(|| self.tx.subscribe());
-        let _ = self
-            .tx
-            .send(Update::Event(Arc::new(SeqEvent { seq, event })));
-        rt.bus.publish(&self.id, seq);
-        drop(st);
-        if let Some(pusher) = &rt.pusher {
-            pusher.wake(&self.id).await;
-        }
-        if terminal {
-            rt.forget(&self.id);
-        }
-        Ok(Applied {
-            stored: returned,
-            rx,
-        })
+        Ok(true)
     }
 
     /// Catches up with writes other replicas made: if the store holds a newer version than
@@ -477,20 +625,23 @@ impl TaskCell {
             if page.is_empty() {
                 break;
             }
+            // Written by another process, so durable: published at once (a store that flushes
+            // has no other writer, and nothing of this cell waits in the outbox).
+            let _out = self.outbox.lock();
             for e in page {
                 if e.seq > fresh.version {
                     break 'log;
                 }
                 seen = e.seq;
                 let event = Published::Event(e.event);
-                let _ = self
-                    .tx
-                    .send(Update::Event(Arc::new(SeqEvent { seq: e.seq, event })));
+                let _ =
+                    (self.outbox.tx).send(Update::Event(Arc::new(SeqEvent { seq: e.seq, event })));
             }
         }
         if fresh.task.status.state.is_terminal() {
             self.cancel.cancel();
         }
+        self.outbox.lock().published = Some((fresh.task.clone(), fresh.version));
         st.stored = Some(fresh);
         Ok(())
     }

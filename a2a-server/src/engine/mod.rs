@@ -23,7 +23,6 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
@@ -99,6 +98,7 @@ impl Engine {
         state: CellState,
     ) -> TaskCell {
         TaskCell {
+            outbox: Arc::new(cell::Outbox::new(id.clone(), state.stored.as_ref())),
             id,
             context_id,
             scope,
@@ -106,7 +106,6 @@ impl Engine {
             generation: AtomicU64::new(0),
             running: AtomicUsize::new(0),
             state: tokio::sync::Mutex::new(state),
-            tx: broadcast::channel(cell::BROADCAST_CAPACITY).0,
         }
     }
 
@@ -288,7 +287,7 @@ impl Engine {
                 Ok(Ok(())) => None,
                 Ok(Err(e)) if !resume && rt.refuse(&cell, &e).await => {
                     rt.abandon(&cell);
-                    let _ = cell.tx.send(Update::Done);
+                    cell.outbox.done();
                     return;
                 }
                 Ok(Err(e)) => Some(format!("The agent failed: {}", e.message)),
@@ -323,9 +322,11 @@ impl Engine {
             .catch_unwind()
             .await
             .map_err(|_| Error::new(ErrorKind::Internal, "The agent panicked while canceling"))??;
-        // CANCELED is stored first, then the execution is told to stop: the execution's wrap-up
-        // (which would fail a task left active) then finds the task already finished.
-        let current = cell.snapshot().await;
+        // What the agent's cancel reported, published first. CANCELED is stored next, then the
+        // execution is told to stop: the execution's wrap-up (which would fail a task left
+        // active) then finds the task already finished.
+        cell.flush(self).await?;
+        let current = cell.snapshot();
         if current
             .as_ref()
             .is_some_and(|t| !t.task.status.state.is_terminal())
@@ -341,7 +342,6 @@ impl Engine {
         cell.cancel.cancel();
         self.bus.request_cancel(&cell.id);
         cell.snapshot()
-            .await
             .ok_or_else(|| Error::task_not_found(cell.id.as_str()))
     }
 
@@ -395,7 +395,11 @@ impl Engine {
         generation: u64,
         failure: Option<String>,
     ) {
-        let current = cell.current_state().await;
+        // What the agent reported, published before anything is decided from it.
+        if let Err(e) = cell.flush(self).await {
+            tracing::error!(task = %cell.id, error = %e, "could not flush the task's last changes");
+        }
+        let current = cell.current_state();
         let is_latest = cell.generation.load(Ordering::SeqCst) == generation;
         let needs_failing = match &current {
             None => cell.reply().await.is_none(),
@@ -413,7 +417,7 @@ impl Engine {
             if let Err(e) = cell.apply(self, Change::Status(status), false).await {
                 // After a reload, a task that ended elsewhere (a cancel) cannot fail: nothing
                 // went wrong.
-                let ended = cell.current_state().await.is_some_and(|s| s.is_terminal());
+                let ended = cell.current_state().is_some_and(|s| s.is_terminal());
                 if ended {
                     tracing::debug!(task = %cell.id, error = %e, "the task ended elsewhere");
                 } else {
@@ -427,8 +431,8 @@ impl Engine {
         if is_latest {
             self.unlease(&cell.id).await;
         }
-        let _ = cell.tx.send(Update::Done);
-        if current.is_none() && cell.current_state().await.is_none() {
+        cell.outbox.done();
+        if current.is_none() && cell.current_state().is_none() {
             self.forget(&cell.id);
         }
     }

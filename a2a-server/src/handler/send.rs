@@ -99,12 +99,7 @@ async fn wait(cell: &TaskCell, rx: &mut broadcast::Receiver<Update>, immediately
             Err(RecvError::Lagged(_)) => {
                 // Events were missed: the task exists (all `immediately` waits for); otherwise
                 // its current state says whether it ended meanwhile.
-                if immediately
-                    || cell
-                        .snapshot()
-                        .await
-                        .is_some_and(|t| t.task.status.state.ends_stream())
-                {
+                if immediately || cell.current_state().is_some_and(|s| s.ends_stream()) {
                     return;
                 }
             }
@@ -292,7 +287,7 @@ impl RequestHandler {
             self.rt.store.release_claim(&key).await?;
             return Err(e);
         }
-        let (_, rx) = cell.subscribe().await;
+        let (_, rx) = cell.subscribe();
         let rcx = Self::request_context(cx, &cell, message, None, extensions);
         let execution = self.rt.execution(cell.clone(), rcx, generation);
         Ok(Started::Fresh {
@@ -334,7 +329,7 @@ impl RequestHandler {
                     let settled = self.settled(cx, &key, claim, immediately, history_length);
                     return Box::pin(settled).await;
                 };
-                let (snapshot, rx) = cell.subscribe().await;
+                let (snapshot, rx) = cell.subscribe();
                 (cell, rx, snapshot, None)
             }
         };
@@ -502,7 +497,7 @@ impl RequestHandler {
                 None => {
                     let notices = self.rt.bus.subscribe(&claim.task_id);
                     let source = match self.rt.running_cell(&claim.task_id) {
-                        Some(cell) => follow::Source::Cell(cell.subscribe().await.1),
+                        Some(cell) => follow::Source::Cell(cell.subscribe().1),
                         None => follow::Source::Bus(notices),
                     };
                     Ok(follow::follow(&self.rt, &claim.task_id, None, 0, source))

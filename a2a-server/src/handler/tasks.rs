@@ -21,7 +21,7 @@ impl RequestHandler {
     ) -> Result<EventStream, Error> {
         if let Some(cell) = self.rt.running_cell(id).filter(|c| c.scope == cx.scope) {
             self.ready().await?;
-            let (_, rx) = cell.subscribe().await;
+            let (_, rx) = cell.subscribe();
             return Ok(follow::follow(
                 &self.rt,
                 id,
@@ -153,7 +153,7 @@ impl RequestHandler {
             .with_metadata("taskId", req.id.as_str()));
         }
         if let Some(cell) = running {
-            let (snapshot, rx) = cell.subscribe().await;
+            let (snapshot, rx) = cell.subscribe();
             if let Some(snapshot) = snapshot {
                 return Ok(follow::from_snapshot(
                     &self.rt,

@@ -138,6 +138,10 @@ impl TaskStore for Metered {
     async fn sync(&self) -> Result<(), StoreError> {
         timed!(self.sync())
     }
+
+    fn flushes(&self) -> bool {
+        self.inner.flushes()
+    }
 }
 
 #[async_trait]

@@ -428,6 +428,10 @@ impl TaskStore for SledStore {
             .await
     }
 
+    fn flushes(&self) -> bool {
+        true
+    }
+
     async fn sync(&self) -> Result<(), StoreError> {
         let c = &self.commit;
         let wanted = c.written.load(Ordering::SeqCst);

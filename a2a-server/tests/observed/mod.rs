@@ -28,6 +28,11 @@ pub trait Hooks: Send + Sync + 'static {
     fn sync(&self) -> impl Future<Output = ()> + Send {
         async {}
     }
+
+    /// What the store answers to `TaskStore::flushes`: whether its writes wait for a flush.
+    fn flushes(&self) -> bool {
+        false
+    }
 }
 
 /// The store.
@@ -101,6 +106,9 @@ impl<H: Hooks> TaskStore for Observed<H> {
     async fn sync(&self) -> Result<(), StoreError> {
         self.hooks.sync().await;
         self.inner.sync().await
+    }
+    fn flushes(&self) -> bool {
+        self.hooks.flushes()
     }
 }
 
