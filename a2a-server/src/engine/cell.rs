@@ -203,21 +203,29 @@ impl Outbox {
     }
 
     /// Publishes the waiting changes up to `seq`, which a flush covered, in order (a caller
-    /// whose flush covered fewer may already have published some: each is published once).
-    async fn publish_through(&self, rt: &Engine, seq: u64) {
+    /// whose flush covered fewer may already have published some: each is published once);
+    /// then `now`, a change durable already (on a store whose writes are durable at once,
+    /// changes skip the queue and come straight here).
+    async fn publish(&self, rt: &Engine, seq: u64, now: Option<Unpublished>) {
         let mut terminal = false;
         {
             let mut out = self.lock();
-            if out.queue.front().is_none_or(|u| u.event.seq > seq) {
+            if now.is_none() && out.queue.front().is_none_or(|u| u.event.seq > seq) {
                 return;
             }
-            while out.queue.front().is_some_and(|u| u.event.seq <= seq) {
-                let u = out.queue.pop_front().expect("a change waits");
+            let mut send = |out: &mut OutboxState, u: Unpublished| {
                 let seq = u.event.seq;
                 terminal |= u.task.status.state.is_terminal();
                 out.published = Some((u.task, seq));
                 let _ = self.tx.send(Update::Event(u.event));
                 rt.bus.publish(&self.id, seq);
+            };
+            while out.queue.front().is_some_and(|u| u.event.seq <= seq) {
+                let u = out.queue.pop_front().expect("a change waits");
+                send(&mut out, u);
+            }
+            if let Some(u) = now {
+                send(&mut out, u);
             }
         }
         if let Some(pusher) = &rt.pusher {
@@ -234,7 +242,7 @@ impl Outbox {
             return Ok(());
         };
         rt.store.sync().await?;
-        self.publish_through(rt, seq).await;
+        self.publish(rt, seq, None).await;
         Ok(())
     }
 
@@ -440,9 +448,18 @@ impl TaskCell {
         subscribe: bool,
     ) -> Result<Applied, Error> {
         let mut st = self.state.lock().await;
-        if self.write(rt, &mut st, change).await? {
-            // Under the lock: the subscription below sees exactly the changes after this one.
-            self.flush(rt).await?;
+        // Published under the lock: the subscription below sees exactly the changes after it.
+        match self.write(rt, &mut st, change).await? {
+            Some(change) if rt.store.flushes() => {
+                self.outbox.lock().queue.push_back(change);
+                self.flush(rt).await?;
+            }
+            Some(change) => {
+                self.outbox
+                    .publish(rt, change.event.seq, Some(change))
+                    .await
+            }
+            None => {}
         }
         Ok(Applied {
             stored: subscribe.then(|| st.stored.clone()).flatten(),
@@ -460,11 +477,13 @@ impl TaskCell {
             return self.apply(rt, change, false).await.map(drop);
         }
         let mut st = self.state.lock().await;
-        if !self.write(rt, &mut st, change).await? {
+        let Some(change) = self.write(rt, &mut st, change).await? else {
             return Ok(());
-        }
-        drop(st);
+        };
+        // Queued under the cell's lock: in sequence order.
         let mut out = self.outbox.lock();
+        out.queue.push_back(change);
+        drop(st);
         if out.flushing {
             return Ok(()); // the flush running now goes on until nothing waits
         }
@@ -486,7 +505,7 @@ impl TaskCell {
                     outbox.lock().flushing = false;
                     return;
                 }
-                outbox.publish_through(&rt, seq).await;
+                outbox.publish(&rt, seq, None).await;
             }
         });
         Ok(())
@@ -497,9 +516,14 @@ impl TaskCell {
         self.outbox.flush(rt).await
     }
 
-    /// Checks `change`, stores it and queues it in the outbox; returns whether it did (a
-    /// message reply is no change of a task: it is broadcast at once).
-    async fn write(&self, rt: &Engine, st: &mut CellState, change: Change) -> Result<bool, Error> {
+    /// Checks `change` and stores it; returns it, to be published (`None` for a message reply,
+    /// no change of a task: it is broadcast at once).
+    async fn write(
+        &self,
+        rt: &Engine,
+        st: &mut CellState,
+        change: Change,
+    ) -> Result<Option<Unpublished>, Error> {
         let before = (rt.metrics.as_ref())
             .and(st.stored.as_ref())
             .map(|s| s.task.status.state.clone());
@@ -525,7 +549,7 @@ impl TaskCell {
                     seq: 0,
                     event: Published::Event(StreamResponse::Message(m)),
                 })));
-                return Ok(false);
+                return Ok(None);
             }
             (None, change) => {
                 if st.reply.is_some() {
@@ -578,13 +602,15 @@ impl TaskCell {
             };
             metrics.task_changed(&self.id, before.as_ref(), &stored.task.status.state, kind);
         }
-        let seq = stored.version;
-        self.outbox.lock().queue.push_back(Unpublished {
-            event: Arc::new(SeqEvent { seq, event }),
+        let change = Unpublished {
+            event: Arc::new(SeqEvent {
+                seq: stored.version,
+                event,
+            }),
             task: stored.task.clone(),
-        });
+        };
         st.stored = Some(stored);
-        Ok(true)
+        Ok(Some(change))
     }
 
     /// Catches up with writes other replicas made: if the store holds a newer version than
