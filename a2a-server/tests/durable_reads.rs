@@ -6,11 +6,13 @@ mod observed;
 
 use a2a_core::{Error, GetTaskRequest, ListTasksRequest, SendMessageRequest, TaskId, TaskState};
 use a2a_server::{
-    Agent, CallContext, EventStream, RequestContext, RequestHandler, Server, StoredTask, TaskEvents,
+    Agent, CallContext, EventStream, RequestContext, RequestHandler, SendReply, Server, StoreError,
+    StoredTask, TaskEvents,
 };
 use futures::StreamExt as _;
 use serde_json::json;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, watch};
@@ -55,6 +57,8 @@ struct Gated {
     held: watch::Sender<bool>,
     /// Signalled at every write.
     wrote: Notify,
+    /// Set to fail the next flush, as a disk might.
+    fail_next: AtomicBool,
 }
 
 impl Gated {
@@ -64,6 +68,7 @@ impl Gated {
             durable: Mutex::default(),
             held: watch::channel(false).0,
             wrote: Notify::new(),
+            fail_next: AtomicBool::new(false),
         }
     }
 
@@ -83,11 +88,15 @@ impl observed::Hooks for Gated {
         self.wrote.notify_waiters();
     }
 
-    async fn sync(&self) {
+    async fn sync(&self) -> Result<(), StoreError> {
         let written = self.written.lock().unwrap().clone();
         let mut held = self.held.subscribe();
         held.wait_for(|h| !*h).await.unwrap();
+        if self.fail_next.swap(false, Ordering::SeqCst) {
+            return Err(StoreError::Backend("the disk failed".into()));
+        }
         self.durable.lock().unwrap().extend(written);
+        Ok(())
     }
 
     /// As sled: a write is durable once a later flush completes.
@@ -228,10 +237,66 @@ async fn an_agent_goes_on_while_its_changes_wait_for_their_flush() {
     assert!(!send.is_finished(), "answered before the flush completed");
     gate.held.send_replace(false);
     let answer = timeout(WAIT, send).await.unwrap().unwrap().unwrap();
-    let a2a_server::SendReply::Task(task) = answer else {
+    let SendReply::Task(task) = answer else {
         panic!("a task");
     };
     assert_eq!(task.shared().status.state, TaskState::Completed);
+    assert_eq!(gate.durable(&id), 3);
+}
+
+/// A flush that fails shows nothing: the changes it would have covered wait for the next
+/// flush, which publishes them, and the client is never answered with a change before a flush
+/// covering it succeeded.
+#[tokio::test]
+async fn a_failed_flush_shows_nothing_and_a_later_one_publishes() {
+    let store = Arc::new(observed::Observed::new(Gated::new()));
+    let gate = &store.hooks;
+    let server = Server::builder(ThreeInARow {
+        returned: Arc::new(Notify::new()),
+    })
+    .task_store_arc(store.clone())
+    .build()
+    .unwrap();
+    let h = server.handler();
+    let cx = CallContext::default();
+    gate.fail_next.store(true, Ordering::SeqCst);
+    let req: SendMessageRequest = serde_json::from_value(json!({
+        "message": {"messageId": "m5", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    }))
+    .unwrap();
+    let answer = timeout(WAIT, h.send_message(&cx, req)).await.unwrap();
+    let durable_then = {
+        let written = gate.written.lock().unwrap();
+        let id = written.keys().next().cloned().expect("a task");
+        (id.clone(), gate.durable(&id))
+    };
+    let (id, durable) = durable_then;
+    assert!(
+        !gate.fail_next.load(Ordering::SeqCst),
+        "a flush was tried, and failed"
+    );
+    // Whichever flush failed (the background one or the wrap-up's), the answer is an error
+    // that says so, or a task no newer than what was durable when it was given.
+    if let Err(e) = &answer {
+        assert!(e.message.contains("could not be made durable"), "{e:?}");
+    }
+    if let Ok(SendReply::Task(task)) = &answer {
+        let version = match task.shared().status.state {
+            TaskState::Completed => 3,
+            _ => match task.shared().status.message.as_ref().map(|m| m.text()) {
+                Some(text) if text == "two" => 2,
+                _ => 1,
+            },
+        };
+        assert!(
+            version <= durable,
+            "answered version {version} with {durable} durable"
+        );
+    }
+    // A later flush publishes everything: the task is there, finished.
+    let get: GetTaskRequest = serde_json::from_value(json!({"id": id})).unwrap();
+    let task = timeout(WAIT, h.get_task(&cx, get)).await.unwrap().unwrap();
+    assert_eq!(task.status.state, TaskState::Completed);
     assert_eq!(gate.durable(&id), 3);
 }
 

@@ -307,15 +307,25 @@ impl TaskCell {
     }
 
     /// What the request that ran the agent answers, read under one lock: the agent's refusal,
-    /// else its message reply, else the published task.
+    /// else its message reply, else the published task (an error if the task was written but
+    /// its flush failed).
     pub(crate) async fn outcome(&self) -> Result<Outcome, Error> {
         let st = self.state.lock().await;
         if let Some(refusal) = &st.refusal {
             return Err(refusal.clone());
         }
-        Ok(match &st.reply {
-            Some(m) => Outcome::Reply(m.clone()),
-            None => Outcome::Task(self.snapshot()),
+        Ok(match (&st.reply, self.snapshot()) {
+            (Some(m), _) => Outcome::Reply(m.clone()),
+            (None, None) if st.stored.is_some() => {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    format!(
+                        "task {} was stored but could not be made durable; it is shown once a later flush succeeds",
+                        self.id
+                    ),
+                ));
+            }
+            (None, task) => Outcome::Task(task),
         })
     }
 

@@ -24,9 +24,9 @@ pub trait Hooks: Send + Sync + 'static {
     /// A task's log was read (`TaskStore::events`).
     fn read_log(&self, _id: &TaskId) {}
 
-    /// A flush (`TaskStore::sync`): returns once it may complete.
-    fn sync(&self) -> impl Future<Output = ()> + Send {
-        async {}
+    /// A flush (`TaskStore::sync`): returns once it may complete, with its result.
+    fn sync(&self) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async { Ok(()) }
     }
 
     /// What the store answers to `TaskStore::flushes`: whether its writes wait for a flush.
@@ -104,7 +104,7 @@ impl<H: Hooks> TaskStore for Observed<H> {
         self.inner.tasks_in_states(states, after, limit).await
     }
     async fn sync(&self) -> Result<(), StoreError> {
-        self.hooks.sync().await;
+        self.hooks.sync().await?;
         self.inner.sync().await
     }
     fn flushes(&self) -> bool {
