@@ -25,7 +25,9 @@
 //! until [`SNAPSHOT_EVERY`] events have accumulated. Status updates alone move the listing
 //! keys, and a write does not write them: a *relist* does, before every listing and in the
 //! background, for every task whose keys lag, so that a short task's keys are written once
-//! (see `store/sled/relist.rs`). [`TaskStore::sync`] flushes to disk.
+//! (see `store/sled/relist.rs`). [`TaskStore::sync`] flushes to disk, and the store says so
+//! ([`TaskStore::flushes`]): an agent's changes wait for that flush in the engine, not the
+//! agent (see `engine/cell.rs`).
 //!
 //! Where sled runs: what waits on the disk runs on tokio's blocking pool (the flush of
 //! [`TaskStore::sync`], listings, and the scans of recovery, retention and webhook resumption);
