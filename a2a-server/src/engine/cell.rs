@@ -246,6 +246,27 @@ impl Outbox {
         Ok(())
     }
 
+    /// The background flush of [`TaskCell::record`]: flushes and publishes until no change
+    /// waits, or until a flush fails (the changes then wait for the next change's flush, or
+    /// the wrap-up's).
+    async fn flush_in_background(self: Arc<Self>, rt: Arc<Engine>) {
+        loop {
+            let Some(seq) = ({
+                let mut out = self.lock();
+                out.flushing = out.queue.back().is_some();
+                out.queue.back().map(|u| u.event.seq)
+            }) else {
+                return;
+            };
+            if let Err(e) = rt.store.sync().await {
+                tracing::error!(task = %self.id, error = %e, "flushing the task's changes failed");
+                self.lock().flushing = false;
+                return;
+            }
+            self.publish(&rt, seq, None).await;
+        }
+    }
+
     /// Tells subscribers that an execution of the agent ended (after its published changes).
     pub(super) fn done(&self) {
         let _out = self.lock();
@@ -499,25 +520,7 @@ impl TaskCell {
         }
         out.flushing = true;
         drop(out);
-        let (rt, outbox) = (rt.clone(), self.outbox.clone());
-        tokio::spawn(async move {
-            loop {
-                let Some(seq) = ({
-                    let mut out = outbox.lock();
-                    out.flushing = out.queue.back().is_some();
-                    out.queue.back().map(|u| u.event.seq)
-                }) else {
-                    return;
-                };
-                if let Err(e) = rt.store.sync().await {
-                    // The changes stay queued: the next change or the wrap-up flushes again.
-                    tracing::error!(task = %outbox.id, error = %e, "flushing the task's changes failed");
-                    outbox.lock().flushing = false;
-                    return;
-                }
-                outbox.publish(&rt, seq, None).await;
-            }
-        });
+        tokio::spawn(self.outbox.clone().flush_in_background(rt.clone()));
         Ok(())
     }
 
