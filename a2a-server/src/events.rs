@@ -29,14 +29,6 @@ impl std::fmt::Debug for TaskEvents {
     }
 }
 
-impl Drop for TaskEvents {
-    /// The last handle of a task whose execution ended (an agent may keep one past its
-    /// `execute`) frees the task's cell.
-    fn drop(&mut self) {
-        self.rt.release_ref(&self.cell);
-    }
-}
-
 fn agent_message(text: impl Into<String>) -> Option<Message> {
     let text = text.into();
     (!text.is_empty()).then(|| Message::agent_text(text))

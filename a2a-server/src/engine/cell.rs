@@ -18,7 +18,7 @@ use a2a_core::{
 };
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -155,6 +155,22 @@ pub(crate) struct TaskCell {
     pub(super) running: AtomicUsize,
     pub(super) state: tokio::sync::Mutex<CellState>,
     pub(super) outbox: Arc<Outbox>,
+    /// The engine's map, which this cell leaves when dropped.
+    pub(super) cells: super::Cells,
+}
+
+impl Drop for TaskCell {
+    /// The last holder let go: the task's cell leaves the engine's map, unless the map already
+    /// holds a newer cell of the task (started by a reader that found this one dropping).
+    fn drop(&mut self) {
+        let mut cells = self.cells.lock().unwrap_or_else(PoisonError::into_inner);
+        if cells
+            .get(&self.id)
+            .is_some_and(|w| std::ptr::eq(w.as_ptr(), self))
+        {
+            cells.remove(&self.id);
+        }
+    }
 }
 
 /// A task's broadcast, with the changes written but not yet flushed, which it publishes once a

@@ -21,13 +21,21 @@ use cell::CellState;
 use futures::FutureExt as _;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 /// How long an execution lease lasts without a heartbeat, by default.
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
+
+/// The cells of the tasks being worked on in this process, by task id. The map holds no cell
+/// alive: a cell lives while something holds it (an execution, a caller waiting on it, an
+/// agent's [`TaskEvents`]) and leaves the map as its last holder drops it (`TaskCell`'s
+/// `Drop`). So the memory of a task waiting for input does not stay behind, however its
+/// holders let go (a caller that vanishes included), and the next reader or writer starts from
+/// the store, which may have moved on on another replica.
+pub(crate) type Cells = Arc<Mutex<FastMap<TaskId, Weak<TaskCell>>>>;
 
 /// The replicas' shared execution leases, and this engine's name in them.
 pub(crate) struct Replication {
@@ -41,7 +49,7 @@ pub(crate) struct Replication {
 pub(crate) struct Engine {
     pub(crate) store: Arc<dyn Store>,
     agent: Arc<dyn DynAgent>,
-    cells: Mutex<FastMap<TaskId, Arc<TaskCell>>>,
+    cells: Cells,
     /// Triggered at shutdown: ends executions (through their tokens) and streams.
     pub(crate) shutdown: CancellationToken,
     /// Webhook deliveries, when push notifications are on.
@@ -74,7 +82,7 @@ impl Engine {
         let engine = Arc::new(Self {
             store,
             agent,
-            cells: Mutex::new(FastMap::default()),
+            cells: Cells::default(),
             shutdown,
             pusher,
             bus,
@@ -106,6 +114,7 @@ impl Engine {
             generation: AtomicU64::new(0),
             running: AtomicUsize::new(0),
             state: tokio::sync::Mutex::new(state),
+            cells: self.cells.clone(),
         }
     }
 
@@ -120,32 +129,32 @@ impl Engine {
     ) -> Arc<TaskCell> {
         let state = CellState::new_task(initial, claim);
         let cell = Arc::new(self.new_cell(id.clone(), context_id, scope, state));
-        self.cells
-            .lock()
-            .expect("cells lock")
-            .insert(id, cell.clone());
+        let weak = Arc::downgrade(&cell);
+        self.cells.lock().expect("cells lock").insert(id, weak);
         cell
     }
 
     /// The cell of a stored task (created from the record if the task is not live).
     pub(crate) fn cell_for(&self, stored: StoredTask) -> Arc<TaskCell> {
         let mut cells = self.cells.lock().expect("cells lock");
-        cells
-            .entry(stored.task.id.clone())
-            .or_insert_with(|| {
-                Arc::new(self.new_cell(
-                    stored.task.id.clone(),
-                    stored.task.context_id.clone(),
-                    stored.scope.clone(),
-                    CellState::of(stored),
-                ))
-            })
-            .clone()
+        if let Some(live) = cells.get(&stored.task.id).and_then(Weak::upgrade) {
+            return live;
+        }
+        // None, or one whose last holder is dropping it: its `Drop` leaves this one be.
+        let cell = Arc::new(self.new_cell(
+            stored.task.id.clone(),
+            stored.task.context_id.clone(),
+            stored.scope.clone(),
+            CellState::of(stored),
+        ));
+        cells.insert(cell.id.clone(), Arc::downgrade(&cell));
+        cell
     }
 
     /// The live cell of a task, if any.
     pub(crate) fn live_cell(&self, id: &TaskId) -> Option<Arc<TaskCell>> {
-        self.cells.lock().expect("cells lock").get(id).cloned()
+        let cells = self.cells.lock().expect("cells lock");
+        cells.get(id).and_then(Weak::upgrade)
     }
 
     /// The cell of a task if an execution of the agent runs on it here: only then are this
@@ -154,29 +163,10 @@ impl Engine {
         self.live_cell(id).filter(|c| c.is_running())
     }
 
+    /// Takes the task's cell out of the map before its holders let go: the next reader or
+    /// writer starts from the store.
     pub(crate) fn forget(&self, id: &TaskId) {
         self.cells.lock().expect("cells lock").remove(id);
-    }
-
-    /// Drops `cell` and frees the task's cell if nothing else uses it (no execution, no caller
-    /// waiting): the memory of a task waiting for input does not stay behind, and the next
-    /// reader or writer starts from the store, which may have moved on on another replica.
-    pub(crate) fn release(&self, cell: Arc<TaskCell>) {
-        self.release_ref(&cell);
-    }
-
-    /// [`Engine::release`] for a holder about to drop its `cell` (a [`TaskEvents`] an agent
-    /// kept after its execution ended).
-    pub(crate) fn release_ref(&self, cell: &Arc<TaskCell>) {
-        let mut cells = self.cells.lock().expect("cells lock");
-        // Every holder cloned its Arc from the map under this lock: a count of two is the
-        // map's and the caller's.
-        let idle = cells
-            .get(&cell.id)
-            .is_some_and(|c| Arc::ptr_eq(c, cell) && Arc::strong_count(c) == 2);
-        let freed = if idle { cells.remove(&cell.id) } else { None };
-        drop(cells);
-        drop(freed); // the map's reference goes outside the lock
     }
 
     /// Takes the execution lease of `id` (with `take_over`, whoever holds it). Returns whether
@@ -222,7 +212,6 @@ impl Engine {
             if let Err(e) = cell.refresh(&self).await {
                 tracing::warn!(task = %cell.id, error = %e, "could not catch up with a cancel");
             }
-            self.release(cell);
         });
     }
 
@@ -302,7 +291,6 @@ impl Engine {
                 }
             };
             rt.finish_execution(&cell, generation, failure).await;
-            rt.release(cell);
         };
         // Boxed: the execution's future is 2.5 KB, and tokio copies a spawned future several
         // times (into its task cell, and each stage change); a box is written once.
@@ -506,5 +494,90 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(10), freed)
             .await
             .expect("no cell is left for an idle or finished task");
+    }
+
+    /// Holders let go of a cell on several threads at once (the execution's wrap-up, the
+    /// caller, a duplicate of the send waiting on the same task, a reader), and some callers
+    /// vanish mid-request: whichever lets go last frees the cell.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_cell_is_freed_by_whoever_lets_go_last() {
+        let server = Server::builder(Asker).build().expect("server");
+        let h = server.handler();
+        let mut calls = tokio::task::JoinSet::new();
+        for i in 0..400 {
+            let h = h.clone();
+            calls.spawn(async move {
+                let cx = CallContext::default();
+                let message = Message::user_text(format!("job {i}"));
+                let req = SendMessageRequest::new(message.clone());
+                let send = h.send_message(&cx, req);
+                if i % 4 == 3 {
+                    // A caller that vanishes mid-request.
+                    let _ = tokio::time::timeout(Duration::from_micros(50), send).await;
+                    return;
+                }
+                let (first, again) =
+                    tokio::join!(send, h.send_message(&cx, SendMessageRequest::new(message)));
+                for reply in [first, again] {
+                    let Ok(SendReply::Task(task)) = reply else {
+                        panic!("a task");
+                    };
+                    assert_eq!(task.status.state, TaskState::InputRequired);
+                    let read = h
+                        .get_task(&cx, a2a_core::GetTaskRequest::new(task.id.clone()))
+                        .await;
+                    assert!(read.is_ok(), "{read:?}");
+                }
+            });
+        }
+        while let Some(done) = calls.join_next().await {
+            done.expect("no call panics");
+        }
+        let freed = async {
+            while !h.rt.cells.lock().expect("cells lock").is_empty() {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        };
+        let left = || h.rt.cells.lock().expect("cells lock").len();
+        tokio::time::timeout(Duration::from_secs(10), freed)
+            .await
+            .unwrap_or_else(|_| panic!("{} cells left with nothing holding them", left()));
+    }
+
+    /// The last of several holders dropping theirs on different threads at the same moment,
+    /// or a reader that finds a cell as its last holder drops it: no cell stays behind, and
+    /// a cell found is never one already dropped.
+    #[test]
+    fn concurrent_drops_leave_no_cell_behind() {
+        let runtime = tokio::runtime::Runtime::new().expect("runtime");
+        let _entered = runtime.enter();
+        let server = Server::builder(Asker).build().expect("server");
+        let rt = server.handler().rt.clone();
+        for _ in 0..2_000 {
+            let cell = rt.cell_for_new(
+                a2a_core::TaskId::random(),
+                a2a_core::ContextId::random(),
+                crate::store::Scope::default(),
+                Message::user_text("x"),
+                None,
+            );
+            let id = cell.id.clone();
+            let holders = [cell.clone(), cell.clone(), cell];
+            let start = std::sync::Barrier::new(4);
+            std::thread::scope(|s| {
+                for held in holders {
+                    let start = &start;
+                    s.spawn(move || {
+                        start.wait();
+                        drop(held);
+                    });
+                }
+                start.wait();
+                if let Some(found) = rt.live_cell(&id) {
+                    assert_eq!(found.id, id);
+                }
+            });
+        }
+        assert_eq!(rt.cells.lock().expect("cells lock").len(), 0);
     }
 }

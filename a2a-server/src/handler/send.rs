@@ -203,7 +203,6 @@ impl RequestHandler {
             Ok(applied) => applied,
             Err(e) => {
                 self.rt.abandon(&cell);
-                self.rt.release(cell);
                 // The message did not take effect: a retry is not a duplicate.
                 self.rt.store.release_claim(&key).await?;
                 return Err(e);
@@ -348,9 +347,7 @@ impl RequestHandler {
         }
         // Unfinished (the task waits for input), it goes on in the background.
         drop(execution);
-        let answer = Self::answer(&cell, history_length, &*self.rt.store).await;
-        self.rt.release(cell);
-        answer
+        Self::answer(&cell, history_length, &*self.rt.store).await
     }
 
     /// The answer to a retried send whose first send ended or runs on another replica: the
@@ -456,14 +453,11 @@ impl RequestHandler {
                         };
                         // A task created finished or interrupted (input required): that one
                         // event is the whole stream, as for any live event.
-                        let stream = if e.ends_stream() {
-                            Box::pin(futures::stream::once(async move { first }))
-                        } else {
-                            let source = follow::Source::Cell(rx);
-                            follow::follow(&self.rt, &cell.id, Some(first), 1, source)
-                        };
-                        self.rt.release(cell);
-                        return Ok(stream);
+                        if e.ends_stream() {
+                            return Ok(Box::pin(futures::stream::once(async move { first })));
+                        }
+                        let source = follow::Source::Cell(rx);
+                        return Ok(follow::follow(&self.rt, &cell.id, Some(first), 1, source));
                     }
                     Ok(Update::Done) | Err(RecvError::Closed) => {
                         if let Some(refusal) = cell.refusal().await {
@@ -472,20 +466,22 @@ impl RequestHandler {
                     }
                     Ok(Update::Event(_)) | Err(RecvError::Lagged(_)) => {}
                 }
-                let stream = follow::follow(&self.rt, &cell.id, None, 0, follow::Source::Cell(rx));
-                self.rt.release(cell);
-                Ok(stream)
+                Ok(follow::follow(
+                    &self.rt,
+                    &cell.id,
+                    None,
+                    0,
+                    follow::Source::Cell(rx),
+                ))
             }
             Started::Fresh {
-                cell,
+                cell: _,
                 rx,
                 first: Some(t),
                 execution,
             } => {
                 execution.detach();
-                let stream = follow::from_snapshot(&self.rt, t, follow::Source::Cell(rx));
-                self.rt.release(cell);
-                Ok(stream)
+                Ok(follow::from_snapshot(&self.rt, t, follow::Source::Cell(rx)))
             }
             Started::Duplicate(claim, _) => match claim.reply {
                 Some(m) => Ok(Box::pin(futures::stream::once(async move {

@@ -118,9 +118,8 @@ impl RequestHandler {
             .with_service_params(cx.service_params.clone(), extensions);
         let cell = self.rt.cell_for(stored);
         rcx.cancel = cell.cancel.clone();
-        let canceled = self.rt.cancel(&cell, rcx).await;
-        self.rt.release(cell);
-        Ok(Arc::unwrap_or_clone(canceled?.task))
+        let canceled = self.rt.cancel(&cell, rcx).await?;
+        Ok(Arc::unwrap_or_clone(canceled.task))
     }
 
     /// `SubscribeToTask`: the current task first, then its events. With
