@@ -377,3 +377,71 @@ async fn an_http2_connection_is_not_held_to_the_header_timeout() {
         "an HTTP/2 connection is closed by the idle timeout, not the header timeout"
     );
 }
+
+/// Sends `request` (which asks to close the connection) and returns the whole response: its
+/// status line, its headers in order of name (the `date` left out), its body.
+async fn exchange(addr: SocketAddr, request: &str) -> (String, Vec<String>, String) {
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    timeout(WAIT, tcp.read_to_end(&mut response))
+        .await
+        .expect("answered")
+        .unwrap();
+    let response = String::from_utf8_lossy(&response);
+    let (head, body) = response.split_once("\r\n\r\n").expect("a whole head");
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap_or_default().to_owned();
+    let mut headers: Vec<String> = lines
+        .map(str::to_ascii_lowercase)
+        .filter(|line| !line.starts_with("date:"))
+        .collect();
+    headers.sort();
+    (status, headers, body.to_owned())
+}
+
+/// `Server::serve` sends the bindings' requests straight to them, without axum's router: every
+/// answer is the router's (served by `axum::serve`): the same status, headers and body, the
+/// agent card's, `HEAD`s and refusals included.
+#[tokio::test]
+async fn serve_answers_exactly_as_the_router_does() {
+    let build = |url: &str| Server::builder(Patient).public_url(url).build().unwrap();
+    let url = "http://a2a.test";
+    let direct = start(|b| b.public_url(url)).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let routed = listener.local_addr().unwrap();
+    let router = build(url).into_router();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let rpc = |body: &str| {
+        format!(
+            "POST / HTTP/1.1\r\nhost: a2a\r\nconnection: close\r\ncontent-type: application/json\r\n\
+             a2a-version: 1.0\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let get = |method: &str, path: &str| {
+        format!("{method} {path} HTTP/1.1\r\nhost: a2a\r\nconnection: close\r\n\r\n")
+    };
+    let requests = [
+        get("GET", "/.well-known/agent-card.json"),
+        get("HEAD", "/.well-known/agent-card.json"),
+        get("GET", "/.well-known/elsewhere"),
+        get("GET", "/"),
+        get("HEAD", "/"),
+        get("OPTIONS", "/"),
+        get("GET", "/tasks/no-such-task"),
+        get("HEAD", "/tasks/no-such-task"),
+        get("GET", "/nowhere"),
+        get("DELETE", "/tasks/no-such-task"),
+        rpc(r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"no-such-task"}}"#),
+        rpc(r#"{"jsonrpc":"2.0","id":2,"method":"NoSuchMethod","params":{}}"#),
+        rpc(r#"{"jsonrpc":"2.0","id":3,"method":"#),
+        rpc(r#"{"jsonrpc":"2.0","id":4,"method":"ListTasks","params":{"pageSize":5}}"#),
+    ];
+    for request in requests {
+        let ours = exchange(direct, &request).await;
+        let theirs = exchange(routed, &request).await;
+        assert_eq!(ours, theirs, "the answers to {request:?} differ");
+        assert!(ours.0.starts_with("HTTP/1.1 "), "{ours:?}");
+    }
+}

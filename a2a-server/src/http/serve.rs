@@ -10,8 +10,7 @@
 //! callgrind), and its clock runs while a kept-alive connection waits for its next request, so
 //! that it closed those after 10 s rather than the idle timeout's 60 s.
 
-use super::Server;
-use axum::Router;
+use super::{Answer, Routes, Server};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http;
 use http_body::{Frame, SizeHint};
@@ -31,7 +30,6 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tower::Service as _;
 
 /// How long a client may take to send a request head, by default (see
 /// [`ServerBuilder::header_read_timeout`](super::ServerBuilder::header_read_timeout)).
@@ -147,11 +145,11 @@ impl Server {
         let grpc = self
             .grpc_listener
             .take()
-            .map(|l| (l, Server::grpc_router(self.state.clone())));
-        let http = run(listener, self.into_router(), limits, shutdown.clone());
+            .map(|l| (l, Server::grpc_routes(self.state.clone())));
+        let http = run(listener, self.into_routes(), limits, shutdown.clone());
         match grpc {
-            Some((grpc, router)) => {
-                tokio::join!(http, run(grpc, router, limits, shutdown));
+            Some((grpc, routes)) => {
+                tokio::join!(http, run(grpc, routes, limits, shutdown));
             }
             None => http.await,
         }
@@ -193,7 +191,7 @@ impl Drop for AbortOnDrop {
 /// The accept loop, until `shutdown`; then the bounded wait for open connections.
 async fn run(
     listener: TcpListener,
-    router: Router,
+    routes: Routes,
     limits: ConnectionLimits,
     shutdown: CancellationToken,
 ) {
@@ -256,7 +254,7 @@ async fn run(
         tokio::spawn(connection(
             builder.clone(),
             tcp,
-            router.clone(),
+            routes.clone(),
             limits,
             shutdown.clone(),
             slot,
@@ -285,14 +283,14 @@ fn is_connection_error(e: &io::Error) -> bool {
 async fn connection(
     builder: Arc<auto::Builder<TokioExecutor>>,
     tcp: TcpStream,
-    router: Router,
+    routes: Routes,
     limits: ConnectionLimits,
     shutdown: CancellationToken,
     _slot: OwnedSemaphorePermit,
 ) {
     let activity = Arc::new(Activity::new());
     let service = Tracked {
-        router,
+        routes,
         activity: activity.clone(),
     };
     let io = Watched {
@@ -605,7 +603,7 @@ impl Drop for InFlight {
 /// The router, counting the requests in flight on its connection.
 #[derive(Debug, Clone)]
 struct Tracked {
-    router: Router,
+    routes: Routes,
     activity: Arc<Activity>,
 }
 
@@ -616,9 +614,8 @@ impl hyper::service::Service<http::Request<Incoming>> for Tracked {
 
     fn call(&self, request: http::Request<Incoming>) -> Self::Future {
         let in_flight = InFlight::begin(&self.activity);
-        // The router is always ready; a clone is a reference count.
         TrackedFuture {
-            response: self.router.clone().call(request.map(Body::new)),
+            response: self.routes.call(request.map(Body::new)),
             in_flight: Some(in_flight),
         }
     }
@@ -628,7 +625,7 @@ impl hyper::service::Service<http::Request<Incoming>> for Tracked {
 /// boxed `async` block: the box and the copy of the router's future into it cost about 400
 /// instructions a request (callgrind).
 struct TrackedFuture {
-    response: axum::routing::future::RouteFuture<Infallible>,
+    response: Answer,
     in_flight: Option<InFlight>,
 }
 
@@ -636,13 +633,11 @@ impl Future for TrackedFuture {
     type Output = Result<http::Response<TrackedBody>, Infallible>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match Pin::new(&mut self.response).poll(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Ok(response)) => {
-                let in_flight = self.in_flight.take();
-                Poll::Ready(Ok(response.map(|body| TrackedBody { body, in_flight })))
-            }
-        }
+        let Poll::Ready(response) = Pin::new(&mut self.response).poll(cx) else {
+            return Poll::Pending;
+        };
+        let in_flight = self.in_flight.take();
+        Poll::Ready(Ok(response.map(|body| TrackedBody { body, in_flight })))
     }
 }
 
