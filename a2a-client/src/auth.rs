@@ -229,10 +229,11 @@ impl ClientCredentials {
     /// whatever the cache holds, as after a 401).
     pub async fn token(&self, refresh: bool) -> Result<String, Error> {
         let mut cached = self.cached.lock().await;
-        if let Some((token, until)) = cached.as_ref() {
-            if !refresh && std::time::Instant::now() < *until {
-                return Ok(token.clone());
-            }
+        if let Some((token, until)) = cached.as_ref()
+            && !refresh
+            && std::time::Instant::now() < *until
+        {
+            return Ok(token.clone());
         }
         let (token, lifetime) = self.fetch().await?;
         let ahead = REFRESH_AHEAD.min(lifetime / 10);

@@ -200,10 +200,10 @@ impl CardResolver {
     ) -> Result<(AgentCard, CacheOutcome), Error> {
         let key = base_url.trim_end_matches('/').to_owned();
         let cached = self.cache.lock().expect("card cache").get(&key).cloned();
-        if let Some(c) = &cached {
-            if c.fresh_until.is_some_and(|t| Instant::now() < t) {
-                return Ok((c.card.clone(), CacheOutcome::Fresh));
-            }
+        if let Some(c) = &cached
+            && c.fresh_until.is_some_and(|t| Instant::now() < t)
+        {
+            return Ok((c.card.clone(), CacheOutcome::Fresh));
         }
         let urls = if key.ends_with(".json") {
             vec![key.clone()]
@@ -227,15 +227,15 @@ impl CardResolver {
             }
             let response = request.send().await?;
             let fresh_until = max_age(response.headers()).map(|age| Instant::now() + age);
-            if response.status() == StatusCode::NOT_MODIFIED {
-                if let Some(mut c) = cached.clone() {
-                    c.fresh_until = fresh_until;
-                    self.cache
-                        .lock()
-                        .expect("card cache")
-                        .insert(key, c.clone());
-                    return Ok((c.card, CacheOutcome::Revalidated));
-                }
+            if response.status() == StatusCode::NOT_MODIFIED
+                && let Some(mut c) = cached.clone()
+            {
+                c.fresh_until = fresh_until;
+                self.cache
+                    .lock()
+                    .expect("card cache")
+                    .insert(key, c.clone());
+                return Ok((c.card, CacheOutcome::Revalidated));
             }
             if response.status() == StatusCode::NOT_FOUND {
                 last_error = Some(error_from_response(response).await);

@@ -621,11 +621,10 @@ impl Client {
                     match item {
                         Ok(item) => {
                             let seq = item.id.as_deref().and_then(|s| s.parse::<u64>().ok());
-                            if let (Some(seq), Some(last)) = (seq, last_id) {
-                                if seq <= last {
+                            if let (Some(seq), Some(last)) = (seq, last_id)
+                                && seq <= last {
                                     continue; // already seen before the reconnect
                                 }
-                            }
                             if seq.is_some() {
                                 last_id = seq;
                             }

@@ -160,10 +160,11 @@ impl Client {
             while let Some(event) = events.next().await {
                 let event = event?;
                 on_event(&event);
-                if let (StreamResponse::Message(m), false) = (&event, continuing) {
-                    if m.task_id.is_none() && task.is_none() {
-                        return Ok(SendMessageResponse::Message(m.clone()));
-                    }
+                if let (StreamResponse::Message(m), false) = (&event, continuing)
+                    && m.task_id.is_none()
+                    && task.is_none()
+                {
+                    return Ok(SendMessageResponse::Message(m.clone()));
                 }
                 let before = task.as_ref().map(|t| t.status.clone());
                 fold(&mut task, &event);

@@ -104,10 +104,10 @@ impl PushReceiver {
         }
         set.insert(id.to_owned());
         order.push_back(id.to_owned());
-        if order.len() > REMEMBERED {
-            if let Some(old) = order.pop_front() {
-                set.remove(&old);
-            }
+        if order.len() > REMEMBERED
+            && let Some(old) = order.pop_front()
+        {
+            set.remove(&old);
         }
         false
     }
@@ -133,10 +133,10 @@ async fn receive(
                 .into_response();
         }
     }
-    if let Some(expected) = &rx.authorization {
-        if header_str(&headers, header::AUTHORIZATION.as_str()) != Some(expected.as_str()) {
-            return (StatusCode::UNAUTHORIZED, "wrong or missing credentials").into_response();
-        }
+    if let Some(expected) = &rx.authorization
+        && header_str(&headers, header::AUTHORIZATION.as_str()) != Some(expected.as_str())
+    {
+        return (StatusCode::UNAUTHORIZED, "wrong or missing credentials").into_response();
     }
     let value: serde_json::Value = match serde_json::from_slice(&body) {
         Ok(v) => v,

@@ -102,21 +102,21 @@ impl Validate for GetTaskRequest {
 
 impl Validate for ListTasksRequest {
     fn validate(&self) -> Result<(), Error> {
-        if let Some(n) = self.page_size {
-            if !(1..=MAX_PAGE_SIZE).contains(&n) {
-                return Err(Error::invalid_params(
-                    "pageSize",
-                    format!("must be between 1 and {MAX_PAGE_SIZE} inclusive (got {n})"),
-                ));
-            }
+        if let Some(n) = self.page_size
+            && !(1..=MAX_PAGE_SIZE).contains(&n)
+        {
+            return Err(Error::invalid_params(
+                "pageSize",
+                format!("must be between 1 and {MAX_PAGE_SIZE} inclusive (got {n})"),
+            ));
         }
-        if let Some(s) = &self.status {
-            if !s.is_known() || *s == TaskState::Unspecified {
-                return Err(Error::invalid_params(
-                    "status",
-                    format!("{:?} is not a valid task state", s.as_str()),
-                ));
-            }
+        if let Some(s) = &self.status
+            && (!s.is_known() || *s == TaskState::Unspecified)
+        {
+            return Err(Error::invalid_params(
+                "status",
+                format!("{:?} is not a valid task state", s.as_str()),
+            ));
         }
         history_length("historyLength", self.history_length)
     }

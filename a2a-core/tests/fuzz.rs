@@ -553,10 +553,10 @@ fn check_v03_value(v: &Value) -> Result<(), TestCaseError> {
         |v| v03::decode_part(v, "p"),
     )?;
     let message = v03::decode_message(v, "m");
-    if let Ok(m) = &message {
-        if let Err(e) = m.validate() {
-            check_invalid_params(&e, &v.to_string())?;
-        }
+    if let Ok(m) = &message
+        && let Err(e) = m.validate()
+    {
+        check_invalid_params(&e, &v.to_string())?;
     }
     check_decoded(
         "message",

@@ -195,15 +195,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let leases = pg.leases();
         if let Some(id) = &args.replica_id {
             // Two live processes with one id would each take the other's tasks for their own.
-            if let Ok(live) = leases.replicas().await {
-                if live.iter().any(|(other, _)| other == id) {
-                    tracing::warn!(
-                        replica = %id,
-                        "a live replica already uses this id (its heartbeat has not run out): \
-                         unless it is this replica's previous run, give each replica its own \
-                         --replica-id"
-                    );
-                }
+            if let Ok(live) = leases.replicas().await
+                && live.iter().any(|(other, _)| other == id)
+            {
+                tracing::warn!(
+                    replica = %id,
+                    "a live replica already uses this id (its heartbeat has not run out): \
+                     unless it is this replica's previous run, give each replica its own \
+                     --replica-id"
+                );
             }
         }
         replication = Some((bus, leases));

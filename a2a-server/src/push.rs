@@ -541,10 +541,8 @@ impl Pusher {
                 return false;
             }
         };
-        if saved {
-            if let Err(e) = self.store.sync().await {
-                tracing::error!(task, error = %e, "recording webhook progress failed");
-            }
+        if saved && let Err(e) = self.store.sync().await {
+            tracing::error!(task, error = %e, "recording webhook progress failed");
         }
         saved
     }

@@ -147,10 +147,10 @@ async fn follow(http: &reqwest::Client, on: &[String], task: &str, events: &mut 
                 .header("Last-Event-ID", last.to_string())
                 .send()
                 .await;
-            if let Ok(response) = response {
-                if response.status().is_success() {
-                    read_sse(response, events).await;
-                }
+            if let Ok(response) = response
+                && response.status().is_success()
+            {
+                read_sse(response, events).await;
             }
             if events.last().is_some_and(is_final) {
                 return;
@@ -324,12 +324,11 @@ async fn kill_9_of_the_replica_running_countdowns_under_load_loses_nothing_five_
                         .json(&body)
                         .send()
                         .await;
-                    if let Ok(r) = sent {
-                        if let Ok(v) = r.json::<Value>().await {
-                            if let Some(id) = v["task"]["id"].as_str() {
-                                acked.lock().unwrap().push(id.to_owned());
-                            }
-                        }
+                    if let Ok(r) = sent
+                        && let Ok(v) = r.json::<Value>().await
+                        && let Some(id) = v["task"]["id"].as_str()
+                    {
+                        acked.lock().unwrap().push(id.to_owned());
                     }
                 }
             }));

@@ -422,14 +422,14 @@ async fn unary_once(
         return Ok(Err(format!("HTTP {status}: {}", snippet(body))));
     }
     let _ = plan;
-    if let Some(needle) = must_contain {
-        if memmem::find(body, needle).is_none() {
-            return Ok(Err(format!(
-                "answer without {}: {}",
-                String::from_utf8_lossy(needle),
-                snippet(body)
-            )));
-        }
+    if let Some(needle) = must_contain
+        && memmem::find(body, needle).is_none()
+    {
+        return Ok(Err(format!(
+            "answer without {}: {}",
+            String::from_utf8_lossy(needle),
+            snippet(body)
+        )));
     }
     Ok(Ok(()))
 }

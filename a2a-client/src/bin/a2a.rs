@@ -585,10 +585,10 @@ async fn follow(ui: &Ui, mut stream: a2a_client::EventStream) -> Result<Outcome,
         if let Some(s) = event.state() {
             last = Some(s.clone());
         }
-        if let StreamResponse::Message(m) = &event {
-            if m.task_id.is_none() {
-                return Ok(Outcome::Done);
-            }
+        if let StreamResponse::Message(m) = &event
+            && m.task_id.is_none()
+        {
+            return Ok(Outcome::Done);
         }
     }
     ui.clear_line();

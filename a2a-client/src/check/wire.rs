@@ -349,10 +349,10 @@ impl Probe {
                     let _ = writeln!(log, "data: {}", clip(&e.data, 400));
                 }
                 let parsed = event(e);
-                if let Ok(v) = &parsed {
-                    if ends_stream(v) {
-                        deadline = deadline.min(Instant::now() + LINGER);
-                    }
+                if let Ok(v) = &parsed
+                    && ends_stream(v)
+                {
+                    deadline = deadline.min(Instant::now() + LINGER);
                 }
                 streamed.events.push(parsed);
             }

@@ -317,10 +317,10 @@ pub(crate) fn apply(v: &mut Value, mutations: &[Mutation]) {
                 }
             }
             Mutation::Duplicate(i, value) => {
-                if let Some(Value::Object(o)) = node_mut(v, &pick(i)) {
-                    if let Some(k) = o.keys().find(|k| !k.starts_with(DUP)).cloned() {
-                        o.insert(format!("{DUP}{k}"), value.clone());
-                    }
+                if let Some(Value::Object(o)) = node_mut(v, &pick(i))
+                    && let Some(k) = o.keys().find(|k| !k.starts_with(DUP)).cloned()
+                {
+                    o.insert(format!("{DUP}{k}"), value.clone());
                 }
             }
             Mutation::Nest(i, depth) => {

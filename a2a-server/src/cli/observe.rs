@@ -23,10 +23,10 @@ pub(crate) struct Tracing {
 impl Tracing {
     /// Exports the spans still queued, for at most [`EXPORT_AT_EXIT`].
     pub(crate) fn shutdown(self) {
-        if let Some(provider) = self.provider {
-            if let Err(e) = provider.shutdown_with_timeout(EXPORT_AT_EXIT) {
-                tracing::warn!(error = %e, "exporting the last spans failed");
-            }
+        if let Some(provider) = self.provider
+            && let Err(e) = provider.shutdown_with_timeout(EXPORT_AT_EXIT)
+        {
+            tracing::warn!(error = %e, "exporting the last spans failed");
         }
     }
 }

@@ -83,10 +83,11 @@ impl Leases for LocalLeases {
     async fn acquire(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<bool, StoreError> {
         let now = Instant::now();
         let mut leases = self.leases.lock().expect("lease lock");
-        if let Some(held) = leases.get(task) {
-            if &*held.owner != owner && held.expires > now {
-                return Ok(false);
-            }
+        if let Some(held) = leases.get(task)
+            && &*held.owner != owner
+            && held.expires > now
+        {
+            return Ok(false);
         }
         leases.insert(
             task.clone(),

@@ -355,10 +355,10 @@ impl Engine {
         };
         self.forget(&cell.id);
         self.unlease(&cell.id).await;
-        if let Some(key) = claim {
-            if let Err(e) = self.store.release_claim(&key).await {
-                tracing::warn!(task = %cell.id, error = %e, "could not forget a refused message");
-            }
+        if let Some(key) = claim
+            && let Err(e) = self.store.release_claim(&key).await
+        {
+            tracing::warn!(task = %cell.id, error = %e, "could not forget a refused message");
         }
         if let Ok(configs) = self.store.push_configs(&cell.id).await {
             for config in configs {
@@ -370,10 +370,10 @@ impl Engine {
 
     /// Gives up this engine's lease of `id` (a no-op without shared leases).
     pub(crate) async fn unlease(&self, id: &TaskId) {
-        if let Some(r) = &self.replication {
-            if let Err(e) = r.leases.release(id, &r.owner).await {
-                tracing::warn!(task = %id, error = %e, "could not give up an execution lease");
-            }
+        if let Some(r) = &self.replication
+            && let Err(e) = r.leases.release(id, &r.owner).await
+        {
+            tracing::warn!(task = %id, error = %e, "could not give up an execution lease");
         }
     }
 

@@ -36,10 +36,10 @@ impl RequestHandler {
         if n > 0 {
             tracing::info!(tasks = n, "recovered tasks interrupted by a restart");
         }
-        if let Some(pusher) = &self.rt.pusher {
-            if let Err(e) = pusher.resume_all().await {
-                tracing::error!(error = %e, "resuming webhook deliveries failed");
-            }
+        if let Some(pusher) = &self.rt.pusher
+            && let Err(e) = pusher.resume_all().await
+        {
+            tracing::error!(error = %e, "resuming webhook deliveries failed");
         }
         Ok(n)
     }

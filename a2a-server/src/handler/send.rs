@@ -168,16 +168,16 @@ impl RequestHandler {
             )
             .with_metadata("taskId", task_id.as_str()));
         }
-        if let Some(ctx) = &message.context_id {
-            if *ctx != stored.task.context_id {
-                return Err(Error::invalid_params(
-                    "message.contextId",
-                    format!(
-                        "{ctx} does not match the context {} of task {task_id}",
-                        stored.task.context_id
-                    ),
-                ));
-            }
+        if let Some(ctx) = &message.context_id
+            && *ctx != stored.task.context_id
+        {
+            return Err(Error::invalid_params(
+                "message.contextId",
+                format!(
+                    "{ctx} does not match the context {} of task {task_id}",
+                    stored.task.context_id
+                ),
+            ));
         }
         message.context_id = Some(stored.task.context_id.clone());
         if let Some(existing) = self.rt.store.claim_message(&key, claim).await? {

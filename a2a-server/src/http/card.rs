@@ -51,12 +51,12 @@ impl CardKeys {
     /// Signs `card` (JSON, as served) with every key; without keys, leaves it as it is.
     fn sign_json(&self, card: &mut serde_json::Value) {
         #[cfg(feature = "trust")]
-        if !self.keys.is_empty() {
-            if let Err(e) = a2a_core::signing::sign_json(card, &self.keys) {
-                // Keys are checked when read; a failure here is a bug, and the card is served
-                // unsigned rather than not at all.
-                tracing::error!(error = %e, "the agent card could not be signed");
-            }
+        if !self.keys.is_empty()
+            && let Err(e) = a2a_core::signing::sign_json(card, &self.keys)
+        {
+            // Keys are checked when read; a failure here is a bug, and the card is served
+            // unsigned rather than not at all.
+            tracing::error!(error = %e, "the agent card could not be signed");
         }
         #[cfg(not(feature = "trust"))]
         let _ = card;
@@ -65,10 +65,10 @@ impl CardKeys {
     /// Signs a card (the extended card, built per caller) with every key.
     pub(crate) fn sign(&self, card: &mut AgentCard) {
         #[cfg(feature = "trust")]
-        if !self.keys.is_empty() {
-            if let Err(e) = a2a_core::signing::sign_card(card, &self.keys) {
-                tracing::error!(error = %e, "the extended agent card could not be signed");
-            }
+        if !self.keys.is_empty()
+            && let Err(e) = a2a_core::signing::sign_card(card, &self.keys)
+        {
+            tracing::error!(error = %e, "the extended agent card could not be signed");
         }
         #[cfg(not(feature = "trust"))]
         let _ = card;

@@ -98,7 +98,7 @@ async fn replicate(handler: &RequestHandler, ttl: std::time::Duration) {
             tracing::error!(error = %e, "renewing execution leases failed");
         }
         beats += 1;
-        if beats % 3 == 0 {
+        if beats.is_multiple_of(3) {
             match handler.claim_orphans().await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(tasks = n, "resumed tasks of a replica that stopped"),
@@ -106,10 +106,10 @@ async fn replicate(handler: &RequestHandler, ttl: std::time::Duration) {
             }
             // Webhooks too: a worker here takes over the deliveries of a replica whose delivery
             // lease expired (the delivery lease keeps every event posted once).
-            if let Some(pusher) = &handler.rt.pusher {
-                if let Err(e) = pusher.resume_all().await {
-                    tracing::error!(error = %e, "resuming webhook deliveries failed");
-                }
+            if let Some(pusher) = &handler.rt.pusher
+                && let Err(e) = pusher.resume_all().await
+            {
+                tracing::error!(error = %e, "resuming webhook deliveries failed");
             }
         }
     }

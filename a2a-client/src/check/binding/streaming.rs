@@ -104,10 +104,11 @@ pub(super) async fn streaming(t: &Target<'_>, declared: bool) {
                 }
             }
             if let Some(next) = next {
-                if let Some(previous) = &state {
-                    if *previous != next && !previous.can_transition_to(&next) {
-                        problems.push(format!("{previous} went back to {next}"));
-                    }
+                if let Some(previous) = &state
+                    && *previous != next
+                    && !previous.can_transition_to(&next)
+                {
+                    problems.push(format!("{previous} went back to {next}"));
                 }
                 state = Some(next);
             }

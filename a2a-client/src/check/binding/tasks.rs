@@ -276,10 +276,10 @@ async fn pages(t: &Target<'_>, sent: &Sent) {
         if tasks.len() > 1 {
             problems.push(format!("pageSize 1 gave {} tasks", tasks.len()));
         }
-        if let Some(total) = page["totalSize"].as_u64() {
-            if total != ids.len() as u64 {
-                problems.push(format!("totalSize {total} for {} tasks", ids.len()));
-            }
+        if let Some(total) = page["totalSize"].as_u64()
+            && total != ids.len() as u64
+        {
+            problems.push(format!("totalSize {total} for {} tasks", ids.len()));
         }
         for task in &tasks {
             seen.push(task["id"].as_str().unwrap_or_default().to_owned());

@@ -156,10 +156,10 @@ impl Context {
             }
             Context::Large(large) => {
                 large.all.remove(key);
-                if let Some(bucket) = large.by_state.get_mut(&state) {
-                    if bucket.remove(key) {
-                        large.by_state.remove(&state);
-                    }
+                if let Some(bucket) = large.by_state.get_mut(&state)
+                    && bucket.remove(key)
+                {
+                    large.by_state.remove(&state);
                 }
                 large.all.is_empty()
             }
@@ -270,15 +270,15 @@ impl Listing {
         let Some(lists) = self.0.get_mut(scope) else {
             return;
         };
-        if let Some(bucket) = lists.by_state.get_mut(&state) {
-            if bucket.remove(key) {
-                lists.by_state.remove(&state);
-            }
+        if let Some(bucket) = lists.by_state.get_mut(&state)
+            && bucket.remove(key)
+        {
+            lists.by_state.remove(&state);
         }
-        if let Some(listed) = lists.contexts.get_mut(context) {
-            if listed.remove(key, state) {
-                lists.contexts.remove(context);
-            }
+        if let Some(listed) = lists.contexts.get_mut(context)
+            && listed.remove(key, state)
+        {
+            lists.contexts.remove(context);
         }
         if lists.all.remove(key) {
             self.0.remove(scope);
