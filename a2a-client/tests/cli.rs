@@ -405,6 +405,43 @@ async fn subscribe_prints_the_events_of_a_running_task_as_they_come() {
     );
 }
 
+/// `a2a subscribe URL ID | head -1`: once nothing reads its output, the command ends quietly
+/// (exit 0, nothing on stderr) instead of panicking on the closed pipe.
+#[tokio::test]
+async fn a_reader_that_goes_away_ends_the_command_quietly() {
+    let agent = Stepper::new(2);
+    let server = TestServer::start(agent.clone(), |b| b).await;
+    let client = library_client(&server).await;
+    agent.open(1);
+    let request =
+        SendMessageRequest::new(Message::user_text("steps")).with_return_immediately(true);
+    let task = task_of(
+        within("send", client.send_message(&request))
+            .await
+            .expect("send"),
+    );
+    agent.reached(1).await;
+
+    let mut child = command(&["subscribe", &server.url, task.id.as_str()], &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn a2a");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    within("the first line", lines.next_line())
+        .await
+        .expect("read")
+        .expect("a line");
+    drop(lines); // the reader goes away
+    agent.open(2); // more output for a pipe nobody reads
+    let output = within("a2a to exit", child.wait_with_output())
+        .await
+        .expect("wait");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
+}
+
 #[tokio::test]
 async fn an_unreachable_agent_exits_4() {
     let url = common::unreachable_url().await;

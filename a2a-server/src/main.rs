@@ -21,6 +21,13 @@ mod observe;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// A line on standard output for scripts and tests. Unlike `println!`, it does not panic when
+/// nothing reads the output any more (`a2a-server | head -1`): the server goes on.
+fn announce(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
 /// An A2A agent server running the demo agent.
 #[derive(Debug, Parser)]
 #[command(version, about)]
@@ -345,10 +352,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     // One line on stdout for scripts and tests that start the server on port 0 (and one for
     // the gRPC listener, after it).
-    println!("a2a-server listening on http://{local}");
+    announce(format_args!("a2a-server listening on http://{local}"));
     if let Some(grpc) = grpc_local {
         tracing::info!(listen = %grpc, "gRPC listener ready");
-        println!("a2a-server gRPC listening on {grpc}");
+        announce(format_args!("a2a-server gRPC listening on {grpc}"));
     }
     server
         .serve_with_shutdown(listener, async move {

@@ -5,7 +5,9 @@
 //! token endpoint) could not be reached or refused; 5 the task needs input or authentication;
 //! 6 any other error. `a2a check`
 //! exits 0 when every MUST holds and 1 otherwise; `a2a card --verify` 0 when a signature
-//! verifies with a trusted key and 1 when none does.
+//! verifies with a trusted key and 1 when none does. Once nothing reads its standard output
+//! (`a2a stream URL "..." | head -3`) the command ends at once with 0; it ends with 74 when
+//! its output cannot be written for another reason.
 
 use a2a_client::{Binding, Client, ClientBuilder, Error};
 use a2a_core::{
@@ -18,6 +20,36 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+
+/// `print!` to standard output, ending the program quietly once nothing reads it any more
+/// (`a2a stream URL "..." | head -3`), where `print!` would panic. Flushed at once: progress
+/// lines are drawn without a newline.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        emit(format_args!($($arg)*))
+    };
+}
+
+/// [`out!`] with a newline, as `println!`.
+macro_rules! outln {
+    () => {
+        emit(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        emit(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+fn emit(args: std::fmt::Arguments<'_>) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("a2a: cannot write to standard output: {e}");
+        std::process::exit(74); // EX_IOERR
+    }
+}
 
 #[derive(Debug, Parser)]
 #[command(name = "a2a", version, about = "Talk to any A2A agent", long_about = None)]
@@ -578,7 +610,7 @@ async fn follow(ui: &Ui, mut stream: a2a_client::EventStream) -> Result<Outcome,
     while let Some(event) = stream.next().await {
         let event = event?;
         if ui.json {
-            println!("{}", serde_json::to_string(&event).unwrap_or_default());
+            outln!("{}", serde_json::to_string(&event).unwrap_or_default());
         } else {
             ui.progress(&event, &mut seen);
         }
@@ -635,17 +667,15 @@ impl Ui {
 
     fn clear_line(&self) {
         if self.tty && !self.json {
-            print!("\r\x1b[2K");
-            let _ = std::io::stdout().flush();
+            out!("\r\x1b[2K");
         }
     }
 
     fn status_line(&self, text: &str) {
         if self.tty {
-            print!("\r\x1b[2K{text}");
-            let _ = std::io::stdout().flush();
+            out!("\r\x1b[2K{text}");
         } else {
-            println!("{text}");
+            outln!("{text}");
         }
     }
 
@@ -658,7 +688,7 @@ impl Ui {
                     if !printed.contains(&a.artifact_id.to_string()) {
                         printed.push(a.artifact_id.to_string());
                         self.clear_line();
-                        println!("{}", a.text_content().trim_end());
+                        outln!("{}", a.text_content().trim_end());
                     }
                 }
             }
@@ -678,15 +708,14 @@ impl Ui {
             StreamResponse::ArtifactUpdate(a) => {
                 self.clear_line();
                 let text = a.artifact.text_content();
-                print!("{text}");
+                out!("{text}");
                 if (a.last_chunk || !a.append) && !text.ends_with('\n') {
-                    println!();
+                    outln!();
                 }
-                let _ = std::io::stdout().flush();
             }
             StreamResponse::Message(m) => {
                 self.clear_line();
-                println!("{}", m.text());
+                outln!("{}", m.text());
             }
         }
     }
@@ -696,9 +725,9 @@ impl Ui {
             SendMessageResponse::Task(t) => self.task(t),
             SendMessageResponse::Message(m) => {
                 if self.json {
-                    println!("{}", serde_json::to_string(response).unwrap_or_default());
+                    outln!("{}", serde_json::to_string(response).unwrap_or_default());
                 } else {
-                    println!("{}", m.text());
+                    outln!("{}", m.text());
                 }
                 Outcome::Done
             }
@@ -707,9 +736,9 @@ impl Ui {
 
     fn task(&self, t: &Task) -> Outcome {
         if self.json {
-            println!("{}", serde_json::to_string(t).unwrap_or_default());
+            outln!("{}", serde_json::to_string(t).unwrap_or_default());
         } else {
-            println!(
+            outln!(
                 "task {}  context {}  {}",
                 t.id,
                 t.context_id,
@@ -718,15 +747,15 @@ impl Ui {
             if let Some(m) = &t.status.message {
                 let text = m.text();
                 if t.status.state.is_interrupted() {
-                    println!("{} {text}", self.paint("33", "agent asks:"));
-                    println!("answer with: a2a send URL \"...\" --task {}", t.id);
+                    outln!("{} {text}", self.paint("33", "agent asks:"));
+                    outln!("answer with: a2a send URL \"...\" --task {}", t.id);
                 } else if !text.is_empty() {
-                    println!("{text}");
+                    outln!("{text}");
                 }
             }
             for a in &t.artifacts {
                 let name = a.name.as_deref().unwrap_or(a.artifact_id.as_str());
-                println!(
+                outln!(
                     "{} {}",
                     self.paint("1", &format!("[{name}]")),
                     a.text_content()
@@ -742,23 +771,23 @@ impl Ui {
 
     fn card(&self, card: &AgentCard) {
         if self.json {
-            println!("{}", serde_json::to_string(card).unwrap_or_default());
+            outln!("{}", serde_json::to_string(card).unwrap_or_default());
             return;
         }
-        println!("{} {}", self.paint("1", &card.name), card.version);
-        println!("{}", card.description);
+        outln!("{} {}", self.paint("1", &card.name), card.version);
+        outln!("{}", card.description);
         for i in &card.supported_interfaces {
-            println!("  {} {} {}", i.protocol_binding, i.protocol_version, i.url);
+            outln!("  {} {} {}", i.protocol_binding, i.protocol_version, i.url);
         }
         let c = &card.capabilities;
-        println!(
+        outln!(
             "  streaming: {}  push: {}  extended card: {}",
             c.streaming(),
             c.push_notifications(),
             c.extended_agent_card()
         );
         for s in &card.skills {
-            println!(
+            outln!(
                 "  skill {}: {} [{}]",
                 self.paint("1", &s.id),
                 s.description,
@@ -769,7 +798,7 @@ impl Ui {
 
     fn list(&self, page: &a2a_core::ListTasksResponse) {
         if self.json {
-            println!("{}", serde_json::to_string(page).unwrap_or_default());
+            outln!("{}", serde_json::to_string(page).unwrap_or_default());
             return;
         }
         for t in &page.tasks {
@@ -778,7 +807,7 @@ impl Ui {
                 .timestamp
                 .map(|t| t.to_string())
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "{}  {}  {}  {}",
                 t.id,
                 self.state(&t.status.state),
@@ -786,9 +815,9 @@ impl Ui {
                 t.context_id
             );
         }
-        println!("{} of {} tasks", page.tasks.len(), page.total_size);
+        outln!("{} of {} tasks", page.tasks.len(), page.total_size);
         if !page.next_page_token.is_empty() {
-            println!("next page: --page-token {}", page.next_page_token);
+            outln!("next page: --page-token {}", page.next_page_token);
         }
     }
 }

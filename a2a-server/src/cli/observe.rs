@@ -169,7 +169,7 @@ pub(crate) async fn serve_metrics(addr: SocketAddr) -> Result<Metrics, String> {
         }
     });
     tracing::info!(listen = %local, "metrics at http://{local}/metrics");
-    println!("a2a-server metrics on http://{local}/metrics");
+    super::announce(format_args!("a2a-server metrics on http://{local}/metrics"));
     Ok(metrics)
 }
 
