@@ -357,8 +357,9 @@ async fn cancel_cancels_a_running_task_and_a_finished_one_exits_3() {
     assert!(run.stderr.starts_with("a2a: "), "{}", run.stderr);
 }
 
-#[tokio::test]
-async fn subscribe_prints_the_events_of_a_running_task_as_they_come() {
+/// A server whose two-step agent runs a task, held after its first step (it goes on at
+/// `agent.open(2)`).
+async fn a_task_at_its_first_step() -> (Stepper, TestServer, a2a_core::Task) {
     let agent = Stepper::new(2);
     let server = TestServer::start(agent.clone(), |b| b).await;
     let client = library_client(&server).await;
@@ -371,12 +372,24 @@ async fn subscribe_prints_the_events_of_a_running_task_as_they_come() {
             .expect("send"),
     );
     agent.reached(1).await;
+    (agent, server, task)
+}
 
-    let mut child = command(&["subscribe", &server.url, task.id.as_str(), "--json"], &[])
+/// `a2a subscribe` to `task` with `extra` arguments, its output piped to the test.
+fn subscribe(server: &TestServer, task: &a2a_core::Task, extra: &[&str]) -> tokio::process::Child {
+    let mut args = vec!["subscribe", server.url.as_str(), task.id.as_str()];
+    args.extend_from_slice(extra);
+    command(&args, &[])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn a2a");
+        .expect("spawn a2a")
+}
+
+#[tokio::test]
+async fn subscribe_prints_the_events_of_a_running_task_as_they_come() {
+    let (agent, server, task) = a_task_at_its_first_step().await;
+    let mut child = subscribe(&server, &task, &["--json"]);
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let first = within("the first line", lines.next_line())
         .await
@@ -409,24 +422,8 @@ async fn subscribe_prints_the_events_of_a_running_task_as_they_come() {
 /// (exit 0, nothing on stderr) instead of panicking on the closed pipe.
 #[tokio::test]
 async fn a_reader_that_goes_away_ends_the_command_quietly() {
-    let agent = Stepper::new(2);
-    let server = TestServer::start(agent.clone(), |b| b).await;
-    let client = library_client(&server).await;
-    agent.open(1);
-    let request =
-        SendMessageRequest::new(Message::user_text("steps")).with_return_immediately(true);
-    let task = task_of(
-        within("send", client.send_message(&request))
-            .await
-            .expect("send"),
-    );
-    agent.reached(1).await;
-
-    let mut child = command(&["subscribe", &server.url, task.id.as_str()], &[])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn a2a");
+    let (agent, server, task) = a_task_at_its_first_step().await;
+    let mut child = subscribe(&server, &task, &[]);
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     within("the first line", lines.next_line())
         .await

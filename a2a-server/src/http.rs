@@ -166,6 +166,8 @@ impl Server {
     /// request either way ([`RequestHandler::recover`]).
     pub fn into_router(self) -> Router {
         let state = self.state;
+        // Every route but the fallback stays under `/.well-known/`: `Server::serve` sends the
+        // other paths to the fallback without asking the router (`Routes::call`).
         let card_routes = Router::new()
             .route(
                 "/.well-known/agent-card.json",

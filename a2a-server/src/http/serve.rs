@@ -600,7 +600,7 @@ impl Drop for InFlight {
     }
 }
 
-/// The router, counting the requests in flight on its connection.
+/// The server's routes ([`Routes::call`]), counting the requests in flight on its connection.
 #[derive(Debug, Clone)]
 struct Tracked {
     routes: Routes,
@@ -621,8 +621,8 @@ impl hyper::service::Service<http::Request<Incoming>> for Tracked {
     }
 }
 
-/// The router's answer, its body then tracked as [`TrackedBody`]. A future of its own, not a
-/// boxed `async` block: the box and the copy of the router's future into it cost about 400
+/// A request's [`Answer`], its body then tracked as [`TrackedBody`]. A future of its own, not a
+/// boxed `async` block: the box and the copy of the answer's future into it cost about 400
 /// instructions a request (callgrind).
 struct TrackedFuture {
     response: Answer,
