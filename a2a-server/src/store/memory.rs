@@ -10,7 +10,7 @@ use super::{
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, hash_map};
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 
@@ -25,12 +25,13 @@ use held::{Decoded, Held};
 use listing::{Filter, Key, Listing};
 use log::Log;
 
-/// Keeps tasks in a hash map plus ordered indexes: one by status time (for retention) and the
-/// listing indexes (`memory/listing.rs`: a scope's tasks, by context, by state, by both), so
-/// that a listing reads only the tasks of its page; message claims by key and by receipt time;
-/// webhook registrations by task, with the tasks that have some in order. A finished task is
-/// kept as its JSON, about half the memory of the decoded task; the finished tasks read most
-/// recently are kept decoded too (up to [`DECODED_CACHE_BYTES`] of their JSON).
+/// Keeps tasks in a hash map plus ordered indexes: the finished ones by status time (for
+/// retention and eviction) and the listing indexes (`memory/listing.rs`: a scope's tasks, by
+/// context, by state, by both), so that a listing reads only the tasks of its page; message
+/// claims by key and by receipt time; webhook registrations by task, with the tasks that have
+/// some in order. A finished task is kept as its JSON, about half the memory of the decoded
+/// task; the finished tasks read most recently are kept decoded too (up to
+/// [`DECODED_CACHE_BYTES`] of their JSON).
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: RwLock<Inner>,
@@ -93,12 +94,15 @@ impl Entry {
 #[derive(Debug, Default)]
 struct Inner {
     tasks: FastMap<TaskId, Box<Entry>>,
-    index: BTreeSet<(Reverse<i64>, TaskId)>,
+    /// The finished tasks by status time, oldest last: all that retention deletes and a bound
+    /// evicts (a running task stays out, so a task that finishes costs one entry, not three
+    /// changes).
+    finished: BTreeSet<Key>,
     /// The listing indexes (see `memory/listing.rs`).
     lists: Listing,
     claims: FastMap<Arc<str>, claims::Kept>,
-    /// The claim keys by receipt time, oldest first (for `expire_claims`).
-    claim_times: BTreeSet<(i64, Arc<str>)>,
+    /// The claim keys by receipt time, oldest first (for `expire_claims` and the bound).
+    claim_times: claims::Times,
     /// Webhook registrations by task; only tasks that have some.
     pushes: FastMap<TaskId, PushList>,
     /// The ids of the tasks in `pushes`, in order (for `tasks_with_push_configs`).
@@ -112,7 +116,7 @@ impl Inner {
         let mut skipped = 0;
         while self.tasks.len() > keep {
             let Some(id) = self
-                .index
+                .finished
                 .iter()
                 .rev()
                 .skip(skipped)
@@ -156,7 +160,9 @@ impl Inner {
         let (held, key) = (&e.held, e.held.key(id));
         self.lists
             .remove(e.scope(), held.context(), held.state(), &key);
-        self.index.remove(&key);
+        if held.state().is_terminal() {
+            self.finished.remove(&key);
+        }
         decoded.remove(id);
         true
     }
@@ -213,32 +219,34 @@ impl TaskStore for MemoryStore {
     }
 
     async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
-        let mut inner = self.inner.write().expect("store lock");
-        if inner.tasks.contains_key(&task.id) {
+        // Encoded first: a task that cannot be changes nothing.
+        let held = Held::new(task.clone())?;
+        let mut guard = self.inner.write().expect("store lock");
+        if let Some(max) = self.max_tasks
+            && !guard.tasks.contains_key(&task.id)
+        {
+            guard.evict(max - 1, &self.leases, &self.decoded);
+        }
+        let inner = &mut *guard;
+        let hash_map::Entry::Vacant(slot) = inner.tasks.entry(task.id.clone()) else {
             return Err(StoreError::AlreadyExists(task.id.clone()));
-        }
-        if let Some(max) = self.max_tasks {
-            inner.evict(max - 1, &self.leases, &self.decoded);
-        }
-        let entry = Box::new(Entry {
+        };
+        let entry = slot.insert(Box::new(Entry {
             log: Log::created(task.clone()),
-            held: Held::new(task.clone())?,
+            held,
             version: 1,
             scope: (scope != NO_SCOPE).then(|| Box::new(scope)),
-        });
-        let key = entry.held.key(&task.id);
-        let (held, scope) = (&entry.held, entry.scope());
-        inner
-            .lists
-            .insert(scope, held.context(), held.state(), key.clone());
-        inner.index.insert(key);
-        let stored = StoredTask {
+        }));
+        let (held, scope, key) = (&entry.held, entry.scope(), entry.held.key(&task.id));
+        if held.state().is_terminal() {
+            inner.finished.insert(key.clone());
+        }
+        inner.lists.insert(scope, held.context(), held.state(), key);
+        Ok(StoredTask {
             task,
             version: 1,
-            scope: entry.scope().clone(),
-        };
-        inner.tasks.insert(stored.task.id.clone(), entry);
-        Ok(stored)
+            scope: scope.clone(),
+        })
     }
 
     async fn update(
@@ -271,14 +279,17 @@ impl TaskStore for MemoryStore {
         entry.version += 1;
         let new_key = entry.held.key(id);
         // A task keeps its scope and context: only a new status time or state moves it.
-        if old_key != new_key || old_state != *entry.held.state() {
+        let new_state = entry.held.state();
+        if old_key != new_key || old_state != *new_state {
+            if old_state.is_terminal() {
+                inner.finished.remove(&old_key);
+            }
+            if new_state.is_terminal() {
+                inner.finished.insert(new_key.clone());
+            }
             let (scope, context) = (entry.scope(), entry.held.context());
-            inner.lists.remove(scope, context, &old_state, &old_key);
-            inner
-                .lists
-                .insert(scope, context, entry.held.state(), new_key.clone());
-            inner.index.remove(&old_key);
-            inner.index.insert(new_key);
+            let (from, to) = ((&old_state, &old_key), (new_state, new_key));
+            inner.lists.moved(scope, context, from, to);
         }
         Ok(StoredTask {
             task,
@@ -372,11 +383,10 @@ impl TaskStore for MemoryStore {
         let inner = self.inner.read().expect("store lock");
         let before = before.unix_millis();
         Ok(inner
-            .index
+            .finished
             .iter()
             .rev()
             .take_while(|(Reverse(ms), _)| *ms < before)
-            .filter(|(_, id)| (inner.tasks.get(id)).is_some_and(|e| e.held.state().is_terminal()))
             .take(limit)
             .map(|(_, id)| id.clone())
             .collect())

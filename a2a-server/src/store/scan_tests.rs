@@ -177,8 +177,14 @@ pub(crate) async fn claims_expire_by_receipt_time(store: &dyn Store) {
     );
     assert!(taken("k8").await);
     assert!(!taken("k7").await);
-    // Left: k0..k3, k5 and k7 (claimed anew at 10 000), k8 and k9.
-    assert_eq!(store.expire_claims(i64::MAX).await.unwrap(), 8);
+    // A claim released and made anew expires at its new time only.
+    store.release_claim("k9").await.unwrap();
+    store.claim_message("k9", claim(20_000)).await.unwrap();
+    assert_eq!(store.expire_claims(901).await.unwrap(), 1, "k8 alone");
+    assert!(taken("k9").await);
+    // Left: k0..k3, k5 and k7 (claimed anew at 10 000), k9 (at 20 000).
+    assert_eq!(store.expire_claims(15_000).await.unwrap(), 6);
+    assert_eq!(store.expire_claims(i64::MAX).await.unwrap(), 1);
 }
 
 pub(crate) async fn delivery_cursor_is_compare_and_swap(store: &dyn Store) {

@@ -1,11 +1,48 @@
-//! The memory store's message claims: a map by key, and a set by receipt time that expiry
-//! walks from its oldest end.
+//! The memory store's message claims: a map by key, and a queue by receipt time that expiry
+//! and the store's bound take from its oldest end.
 
 use super::MemoryStore;
-use crate::store::{ClaimStore, MessageClaim, StoreError};
+use crate::store::{ClaimStore, FastMap, MessageClaim, StoreError};
 use a2a_core::TaskId;
 use async_trait::async_trait;
+use std::collections::VecDeque;
 use std::sync::Arc;
+
+/// The claim keys by receipt time, oldest first. Claims arrive nearly in time order, so a new
+/// one is appended (or, stamped a little before the last by a concurrent send, placed a few
+/// entries back): every send makes one, and a B-tree set cost each a descent. A released or
+/// restamped claim leaves its old entry behind, stale; taking from the front skips an entry
+/// whose claim is gone or has another time.
+#[derive(Debug, Default)]
+pub(super) struct Times(VecDeque<(i64, Arc<str>)>);
+
+impl Times {
+    fn insert(&mut self, ms: i64, key: Arc<str>) {
+        let at = match self.0.back() {
+            Some((last, _)) if *last > ms => self.0.partition_point(|(m, _)| *m <= ms),
+            _ => self.0.len(),
+        };
+        self.0.insert(at, (ms, key));
+    }
+
+    /// Removes from `claims` the oldest claim received before `before` (or the oldest of all);
+    /// whether there was one.
+    fn expire_one(&mut self, claims: &mut FastMap<Arc<str>, Kept>, before: Option<i64>) -> bool {
+        while let Some((ms, _)) = self.0.front() {
+            if before.is_some_and(|b| *ms >= b) {
+                break;
+            }
+            let Some((ms, key)) = self.0.pop_front() else {
+                break;
+            };
+            if claims.get(&key).is_some_and(|c| c.received_ms() == ms) {
+                claims.remove(&key);
+                return true;
+            }
+        }
+        false
+    }
+}
 
 /// A claim as kept: nearly every claim names a task, and the rare message answer is large
 /// (it sits boxed rather than making every claim its size).
@@ -60,14 +97,12 @@ impl ClaimStore for MemoryStore {
             return Ok(Some(existing.claim()));
         }
         let key: Arc<str> = key.into();
-        inner.claim_times.insert((claim.received_ms, key.clone()));
+        inner.claim_times.insert(claim.received_ms, key.clone());
         inner.claims.insert(key, Kept::new(claim));
         if let Some(max) = self.max_tasks {
-            while inner.claims.len() > max {
-                let Some((_, oldest)) = inner.claim_times.pop_first() else {
-                    break;
-                };
-                inner.claims.remove(&oldest);
+            let inner = &mut *inner;
+            while inner.claims.len() > max && inner.claim_times.expire_one(&mut inner.claims, None)
+            {
             }
         }
         Ok(None)
@@ -82,14 +117,14 @@ impl ClaimStore for MemoryStore {
         let key: Arc<str> = match existing {
             Some((key, ms)) => {
                 if ms != claim.received_ms {
-                    inner.claim_times.remove(&(ms, key.clone()));
-                    inner.claim_times.insert((claim.received_ms, key.clone()));
+                    // Restamped: its old entry goes stale.
+                    inner.claim_times.insert(claim.received_ms, key.clone());
                 }
                 key
             }
             None => {
                 let key: Arc<str> = key.into();
-                inner.claim_times.insert((claim.received_ms, key.clone()));
+                inner.claim_times.insert(claim.received_ms, key.clone());
                 key
             }
         };
@@ -98,24 +133,19 @@ impl ClaimStore for MemoryStore {
     }
 
     async fn release_claim(&self, key: &str) -> Result<(), StoreError> {
-        let mut inner = self.inner.write().expect("store lock");
-        if let Some((key, claim)) = inner.claims.remove_entry(key) {
-            inner.claim_times.remove(&(claim.received_ms(), key));
-        }
+        // Its time entry goes stale.
+        self.inner.write().expect("store lock").claims.remove(key);
         Ok(())
     }
 
     async fn expire_claims(&self, before_ms: i64) -> Result<usize, StoreError> {
         let mut inner = self.inner.write().expect("store lock");
+        let inner = &mut *inner;
         let mut n = 0;
-        while let Some(first) = inner.claim_times.first() {
-            if first.0 >= before_ms {
-                break;
-            }
-            let Some((_, key)) = inner.claim_times.pop_first() else {
-                break;
-            };
-            inner.claims.remove(&key);
+        while inner
+            .claim_times
+            .expire_one(&mut inner.claims, Some(before_ms))
+        {
             n += 1;
         }
         Ok(n)

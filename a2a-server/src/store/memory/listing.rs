@@ -143,6 +143,19 @@ impl Context {
         }
     }
 
+    /// Moves the task at `from` (in state `was`) to `to` (in `now`).
+    fn moved(&mut self, from: &Key, was: State, to: Key, now: State) {
+        if let Context::Small(entries) = self
+            && let Ok(at) = entries.binary_search_by(|(k, _)| k.cmp(from))
+        {
+            entries[at] = (to, now);
+            entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            return;
+        }
+        self.remove(from, was);
+        self.insert(to, now);
+    }
+
     /// Takes `key` (in `state`) out; whether the context is then empty.
     fn remove(&mut self, key: &Key, state: State) -> bool {
         match self {
@@ -258,6 +271,39 @@ impl Listing {
         }
     }
 
+    /// Moves a task whose status changed from `from` (its state and key as listed) to `to`,
+    /// in its scope and context: one lookup of each, and a context is not taken out and put
+    /// back (most hold one task, which a removal would empty).
+    pub(super) fn moved(
+        &mut self,
+        scope: &Scope,
+        context: &ContextId,
+        from: (&TaskState, &Key),
+        to: (&TaskState, Key),
+    ) {
+        let Some(lists) = self.0.get_mut(scope) else {
+            return self.insert(scope, context, to.0, to.1);
+        };
+        let ((was, old), (now, key)) = ((state_of(from.0), from.1), (state_of(to.0), to.1));
+        if *old != key {
+            lists.all.remove(old);
+            lists.all.insert(key.clone());
+        }
+        if let Some(bucket) = lists.by_state.get_mut(&was)
+            && bucket.remove(old)
+        {
+            lists.by_state.remove(&was);
+        }
+        lists.by_state.entry(now).or_default().insert(key.clone());
+        match lists.contexts.get_mut(context) {
+            Some(listed) => listed.moved(old, was, key, now),
+            None => {
+                let listed = Context::Small(Box::new([(key, now)]));
+                lists.contexts.insert(context.clone(), listed);
+            }
+        }
+    }
+
     /// Takes the task at `key` out (as it was listed: same scope, context and state).
     pub(super) fn remove(
         &mut self,
@@ -367,6 +413,13 @@ mod tests {
                 &order_key(t),
             );
         }
+
+        fn move_task(&mut self, from: &StoredTask, to: &StoredTask) {
+            let (was, now) = (&from.task.status.state, &to.task.status.state);
+            let context = &from.task.context_id;
+            let key = order_key(from);
+            self.moved(&from.scope, context, (was, &key), (now, order_key(to)));
+        }
     }
 
     fn task(ms: i64, id: &str, context: &str, state: TaskState) -> StoredTask {
@@ -388,8 +441,8 @@ mod tests {
     fn every_filter_reads_the_same_small_and_large() {
         let mut listing = Listing::default();
         let states = [TaskState::Working, TaskState::Completed, TaskState::Failed];
-        // Inserted out of order, well past the small size, with removals on the way; two
-        // contexts, three states.
+        // Inserted out of order, well past the small size, with removals and status changes
+        // (a new time, a new state, or both) on the way; two contexts, three states.
         let mut expected: Vec<StoredTask> = Vec::new();
         for i in 0..(SMALL as i64 * 5) {
             let t = task(
@@ -403,6 +456,24 @@ mod tests {
             if i % 5 == 0 {
                 let gone = expected.remove(expected.len() / 2);
                 listing.remove_task(&gone);
+            }
+            if i % 4 == 1 {
+                let at = expected.len() / 3;
+                let from = &expected[at];
+                let ms = from.task.status.timestamp.map_or(0, Timestamp::unix_millis);
+                let (ms, state) = match i % 3 {
+                    0 => (ms + 11, from.task.status.state.clone()),
+                    1 => (ms, states[(i as usize / 4) % 3].clone()),
+                    _ => (ms + 3, states[(i as usize / 4 + 1) % 3].clone()),
+                };
+                let to = task(
+                    ms,
+                    from.task.id.as_str(),
+                    from.task.context_id.as_str(),
+                    state,
+                );
+                listing.move_task(from, &to);
+                expected[at] = to;
             }
             let scope = Scope::default();
             let contexts = [None, Some(ContextId::from("a")), Some(ContextId::from("b"))];
