@@ -101,8 +101,10 @@ impl ClaimStore for MemoryStore {
         inner.claims.insert(key, Kept::new(claim));
         if let Some(max) = self.max_tasks {
             let inner = &mut *inner;
-            while inner.claims.len() > max && inner.claim_times.expire_one(&mut inner.claims, None)
-            {
+            while inner.claims.len() > max {
+                if !inner.claim_times.expire_one(&mut inner.claims, None) {
+                    break;
+                }
             }
         }
         Ok(None)
