@@ -11,10 +11,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The well-known path of the agent card.
-pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
-/// The card path of A2A 0.1–0.2, tried when the current one is missing.
-pub const LEGACY_AGENT_CARD_PATH: &str = "/.well-known/agent.json";
+pub use a2a_core::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
 
 #[derive(Debug, Clone)]
 struct Cached {

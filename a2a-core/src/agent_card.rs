@@ -8,6 +8,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+/// Where an agent publishes its card (the same for every binding).
+pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
+/// The card path of A2A 0.1–0.2: servers still publish the card there too, and clients try it
+/// when the current one is missing.
+pub const LEGACY_AGENT_CARD_PATH: &str = "/.well-known/agent.json";
+/// The path prefix of the card and what belongs with it (the JWK set of its signing keys):
+/// every other path is an A2A binding's.
+pub const WELL_KNOWN_PREFIX: &str = "/.well-known/";
+
 /// The protocol binding name of JSON-RPC 2.0 over HTTP.
 pub const BINDING_JSONRPC: &str = "JSONRPC";
 /// The protocol binding name of the HTTP+JSON (REST) binding.

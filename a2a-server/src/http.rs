@@ -166,15 +166,15 @@ impl Server {
     /// request either way ([`RequestHandler::recover`]).
     pub fn into_router(self) -> Router {
         let state = self.state;
-        // Every route but the fallback stays under `/.well-known/`: `Server::serve` sends the
-        // other paths to the fallback without asking the router (`Routes::call`).
+        // Every route but the fallback stays under `WELL_KNOWN_PREFIX`: `Server::serve` sends
+        // the other paths to the fallback without asking the router (`Routes::call`).
         let card_routes = Router::new()
             .route(
-                "/.well-known/agent-card.json",
+                a2a_core::AGENT_CARD_PATH,
                 get(card::serve).fallback(card::wrong_method),
             )
             .route(
-                "/.well-known/agent.json",
+                a2a_core::LEGACY_AGENT_CARD_PATH,
                 get(card::serve).fallback(card::wrong_method),
             );
         let card_routes = match state.jwks {
@@ -263,7 +263,10 @@ impl Routes {
     pub(crate) fn call(&self, request: axum::extract::Request) -> Answer {
         match &self.direct {
             Some(state)
-                if !request.uri().path().starts_with("/.well-known/")
+                if !request
+                    .uri()
+                    .path()
+                    .starts_with(a2a_core::WELL_KNOWN_PREFIX)
                     && request.method() != http::Method::HEAD =>
             {
                 let state = axum::extract::State(state.clone());

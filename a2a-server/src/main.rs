@@ -346,7 +346,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let flush = server.handler();
     tracing::info!(
         listen = %local,
-        card = %format!("{public_url}/.well-known/agent-card.json"),
+        card = %format!("{public_url}{}", a2a_core::AGENT_CARD_PATH),
         store = %described,
         "A2A server ready"
     );

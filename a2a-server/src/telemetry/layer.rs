@@ -128,7 +128,7 @@ fn binding(request: &Request) -> Option<&'static str> {
         Some(BINDING_GRPC)
     } else if path == "/" {
         Some(BINDING_JSONRPC)
-    } else if path.starts_with("/.well-known/") {
+    } else if path.starts_with(a2a_core::WELL_KNOWN_PREFIX) {
         None
     } else {
         Some(BINDING_HTTP_JSON)
