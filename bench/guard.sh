@@ -6,9 +6,8 @@
 # bench/baseline-instructions.json. Fails when a figure grew by more than 5%.
 #
 # Each row measures 1,000 requests after 500 (compare.sh --requests 1000:500; GetTask after
-# 4,000, see below), not a number
-# of seconds: on sled a request's instructions grow with the trees (a split rewrites a bigger
-# parent), so a timed window measured a different store on a faster machine. Timed 2-second
+# 4,000, see below), not a number of seconds: on sled a request's instructions grow with the
+# trees (a split rewrites a bigger parent), so a timed window measured a different store on a faster machine. Timed 2-second
 # windows gave SendMessage on sled 259k instructions on one machine and 279k-293k on another,
 # for the same commit, and failed CI; 1,000 requests after 500 gave 282.6k-285.7k in three runs.
 #
