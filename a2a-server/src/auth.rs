@@ -11,8 +11,8 @@
 //!
 //! ```
 //! use a2a_core::SecurityScheme;
-//! use a2a_server::auth::{AuthDecision, Authenticator, Principal};
-//! use axum::http::{header, request::Parts};
+//! use a2a_server::auth::{AuthDecision, Authenticator, Parts, Principal};
+//! use a2a_server::axum::http::header;
 //!
 //! /// Asks the identity provider who owns each bearer token.
 //! #[derive(Debug)]
@@ -56,7 +56,9 @@ pub use jwt::{JwtBearer, TokenError};
 
 use a2a_core::{Method, SecurityRequirement, SecurityScheme};
 use axum::http::header;
-use axum::http::request::Parts;
+/// The request head an [`Authenticator`] reads (`axum::http::request::Parts`, re-exported so
+/// that implementing the trait needs no direct `http` dependency).
+pub use axum::http::request::Parts;
 use futures::future::BoxFuture;
 use std::collections::HashMap;
 use std::fmt;
@@ -329,14 +331,14 @@ pub(crate) struct Granted(pub(crate) Vec<String>);
 pub(crate) const DEFAULT_CHALLENGE: &str = r#"Bearer realm="a2a""#;
 
 /// The card's requirement for an authenticator: all its schemes, no scopes.
-pub(crate) fn requirement(auth: &dyn DynAuthenticator) -> SecurityRequirement {
-    SecurityRequirement {
-        schemes: auth
-            .schemes()
-            .into_iter()
-            .map(|(name, _)| (name, a2a_core::StringList::default()))
-            .collect(),
-    }
+pub(crate) fn requirement(auth: &dyn DynAuthenticator) -> Option<SecurityRequirement> {
+    let schemes: std::collections::BTreeMap<_, _> = auth
+        .schemes()
+        .into_iter()
+        .map(|(name, _)| (name, a2a_core::StringList::default()))
+        .collect();
+    // No scheme declared: no requirement (an empty one would read as "anyone").
+    (!schemes.is_empty()).then_some(SecurityRequirement { schemes })
 }
 
 #[cfg(test)]
@@ -401,5 +403,28 @@ mod tests {
             cookie.authenticate(&parts(|b| b)).await,
             AuthDecision::Missing
         );
+    }
+
+    /// Decides from a header alone, and declares no scheme (e.g. a gateway's).
+    #[derive(Debug)]
+    struct Undeclared;
+
+    impl Authenticator for Undeclared {
+        async fn authenticate(&self, _: &Parts) -> AuthDecision {
+            AuthDecision::Allow(Principal("gateway".into()))
+        }
+        fn schemes(&self) -> Vec<(String, a2a_core::SecurityScheme)> {
+            Vec::new()
+        }
+        fn challenge(&self) -> String {
+            "Bearer".into()
+        }
+    }
+
+    #[test]
+    fn an_authenticator_without_schemes_puts_no_requirement_in_the_card() {
+        assert_eq!(super::requirement(&Undeclared), None);
+        let bearer = super::requirement(&BearerTokens::each_its_own(["a"])).expect("one");
+        assert_eq!(bearer.schemes.len(), 1, "{bearer:?}");
     }
 }

@@ -98,6 +98,11 @@ pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+/// The axum this server is built on ([`Server::into_router`] is an `axum::Router`), with its
+/// `axum::http` types that the public traits use: mount the router, or implement an
+/// [`auth::Authenticator`], without a direct dependency pinned to the same versions.
+pub use axum;
+
 pub use agent::{Agent, RESTART_MESSAGE, RequestContext, ServiceParams};
 pub use engine::{CancelHandler, DEFAULT_LEASE_TTL, EventBus, Leases, LocalBus, LocalLeases};
 pub use events::TaskEvents;

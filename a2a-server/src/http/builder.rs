@@ -382,7 +382,9 @@ impl ServerBuilder {
                 card.security_schemes.insert(name, scheme);
             }
             let requirement = crate::auth::requirement(auth.as_ref());
-            if !card.security_requirements.contains(&requirement) {
+            if let Some(requirement) = requirement
+                && !card.security_requirements.contains(&requirement)
+            {
                 card.security_requirements.push(requirement);
             }
         }

@@ -29,9 +29,8 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// How many finished tasks may wait for their listing keys before a write starts a relist in
-/// the background (on tokio's blocking pool). A larger batch saved no more sled work
-/// (callgrind: 299k–305k instructions per SendMessage with 256 and 1,024, 308k with 64) but
-/// stalled the server's core for longer (send c=16 p99 up to twice).
+/// the background (on tokio's blocking pool). A larger batch saves no more sled work but
+/// stalls the server's core for longer (bench/README.md, "Relist batches").
 pub const RELIST_AFTER: usize = 64;
 
 /// How long an unfinished task waits before a background relist writes its keys.
@@ -42,9 +41,7 @@ pub const RELIST_MAX: usize = 4096;
 
 /// How many tasks may wait before a write, once committed, relists them itself and waits for
 /// it: under a write load faster than the background relists, the writers pay for the backlog
-/// instead of the next listing, and the set stays bounded (after filling 1M tasks at 15–20k/s,
-/// the first listing took 5.1 s without this bound and 3.0 s with it, 2.6 s of which, as for
-/// a store with nothing waiting, is the start-up recovery scan it waits for).
+/// instead of the next listing, and the set stays bounded (bench/README.md, "Relist batches").
 pub const RELIST_BACKLOG: usize = 2 * RELIST_MAX;
 
 /// The `store_meta` key of the highest generation whose listing keys are durable (u64,
