@@ -9,14 +9,14 @@ mod extract;
 mod grpc;
 mod jsonrpc;
 mod rest;
-mod serve;
 mod sse;
 mod upkeep;
 
-pub use builder::ServerBuilder;
-pub use serve::{
-    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, SHUTDOWN_GRACE, default_max_connections,
+pub use crate::serve::{
+    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, SHUTDOWN_GRACE, ServerHandle,
+    default_max_connections,
 };
+pub use builder::ServerBuilder;
 pub use upkeep::Upkeep;
 
 pub(crate) use grpc::is_grpc;
@@ -75,7 +75,8 @@ pub(crate) struct AppState {
 }
 
 /// An A2A agent server. Build one with [`Server::builder`], then run it on a listener with
-/// [`Server::serve`] (the recommended way):
+/// [`Server::serve`] (the recommended way), keeping a [`ServerHandle`] to stop it and flush
+/// the store afterwards:
 ///
 /// ```no_run
 /// # use a2a_core::{AgentCard, Error};
@@ -90,45 +91,54 @@ pub(crate) struct AppState {
 ///     .agent_card(card)
 ///     .public_url("http://127.0.0.1:8080")
 ///     .build()?;
+/// let handle = server.handle();
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 /// server
 ///     .serve_with_shutdown(listener, async {
 ///         let _ = tokio::signal::ctrl_c().await;
 ///     })
 ///     .await?;
+/// handle.flush().await?;
 /// # Ok(()) }
 /// ```
 ///
-/// Or mount [`Server::into_router`] in your own axum app, and spawn the server's
-/// [`Server::upkeep`] (retention sweeps; [`Server::serve`] runs it itself):
+/// Or mount [`Server::into_router`] in your own axum app, spawn the server's
+/// [`Server::upkeep`] (retention sweeps; [`Server::serve`] runs it itself), and put the
+/// server's [`Server::protections`] around your `axum::serve` (a connection cap, header-read
+/// and idle timeouts, `TCP_NODELAY`, a bounded shutdown; see [`crate::serve`]):
 ///
 /// ```no_run
 /// # use a2a_core::Error;
 /// # use a2a_server::{Agent, RequestContext, Server, TaskEvents};
+/// use a2a_server::serve::Connection;
 /// # struct Echo;
 /// # impl Agent for Echo {
 /// #     async fn execute(&self, _: RequestContext, e: TaskEvents) -> Result<(), Error> { e.complete(None).await }
 /// # }
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let server = Server::builder(Echo).public_url("http://127.0.0.1:8080").build()?;
+/// let protections = server.protections();
 /// tokio::spawn(server.upkeep());
+/// let app = server.into_router().layer(protections.layer());
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-/// axum::serve(listener, server.into_router()).await?;
+/// axum::serve(
+///     protections.listener(listener),
+///     app.into_make_service_with_connect_info::<Connection>(),
+/// )
+/// .await?;
 /// # Ok(()) }
 /// ```
 ///
-/// `axum::serve` then runs it without the protections [`Server::serve`] adds, which you must
-/// provide yourself (in your HTTP server, or a proxy in front): a cap on open connections, a
-/// header-read timeout and an idle-connection timeout (that must not cut SSE streams, which
-/// only send a keep-alive comment every [`ServerBuilder::keep_alive`]), and `TCP_NODELAY` on
-/// accepted sockets. Without them a client holding many idle or slowly-sending connections can
-/// exhaust the process's file descriptors and starve every other client.
+/// Both serve the same router: [`Server::serve`] adds the protections, the upkeep and HTTP/2
+/// keep-alive pings around it, and nothing else. Without the protections, a client holding
+/// many idle or slowly-sending connections can exhaust the process's file descriptors and
+/// starve every other client.
 #[derive(Debug)]
 pub struct Server {
-    state: Arc<AppState>,
-    limits: serve::ConnectionLimits,
+    pub(crate) state: Arc<AppState>,
+    pub(crate) protections: crate::serve::Protections,
     /// A listener of gRPC only ([`ServerBuilder::grpc_listener`]).
-    grpc_listener: Option<tokio::net::TcpListener>,
+    pub(crate) grpc_listener: Option<tokio::net::TcpListener>,
 }
 
 impl Server {
@@ -166,8 +176,6 @@ impl Server {
     /// request either way ([`RequestHandler::recover`]).
     pub fn into_router(self) -> Router {
         let state = self.state;
-        // Every route but the fallback stays under `WELL_KNOWN_PREFIX`: `Server::serve` sends
-        // the other paths to the fallback without asking the router (`Routes::call`).
         let card_routes = Router::new()
             .route(
                 a2a_core::AGENT_CARD_PATH,
@@ -194,20 +202,9 @@ impl Server {
         observed(router, &state).with_state(state)
     }
 
-    /// [`Server::into_router`], and what [`Server::serve`] needs to reach the bindings without
-    /// it (see [`Routes::call`]).
-    fn into_routes(self) -> Routes {
-        let telemetry = crate::telemetry::Layer::wanted(self.state.metrics.clone()).is_some();
-        let direct = (!telemetry).then(|| self.state.clone());
-        Routes {
-            router: self.into_router(),
-            direct,
-        }
-    }
-
-    /// The routes of a listener of gRPC only.
-    fn grpc_routes(state: Arc<AppState>) -> Routes {
-        Routes::router(observed(Router::new().fallback(grpc::only), &state).with_state(state))
+    /// The router of a listener of gRPC only.
+    pub(crate) fn grpc_router(state: Arc<AppState>) -> Router {
+        observed(Router::new().fallback(grpc::only), &state).with_state(state)
     }
 }
 
@@ -226,80 +223,6 @@ pub(crate) fn bytes_response(
         .headers_mut()
         .insert(http::header::CONTENT_TYPE, content_type);
     response
-}
-
-/// Where [`Server::serve`] sends a request: [`Server::into_router`]'s router, or straight to
-/// its fallback, [`bindings`], where the router would do nothing else.
-#[derive(Clone)]
-pub(crate) struct Routes {
-    router: Router,
-    /// The bindings' state, when the router's fallback has no layer around it (no telemetry).
-    direct: Option<Arc<AppState>>,
-}
-
-impl std::fmt::Debug for Routes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Routes")
-            .field("router", &self.router)
-            .field("direct", &self.direct.is_some())
-            .finish()
-    }
-}
-
-impl Routes {
-    /// A router of its own, every request through it (the gRPC listener's).
-    fn router(router: Router) -> Self {
-        Self {
-            router,
-            direct: None,
-        }
-    }
-
-    /// Sends `request` straight to [`bindings`] if the router would only have called its
-    /// fallback (any path but the agent card's, under `/.well-known/`; any method but `HEAD`,
-    /// whose body the router drops), else through the router. Straight, it skips the router's
-    /// matching, its extensions, its box around the handler's future and its response fix-ups
-    /// (which hyper makes anyway): about 2.7k instructions of a 26.2k `GetTask` (callgrind).
-    pub(crate) fn call(&self, request: axum::extract::Request) -> Answer {
-        match &self.direct {
-            Some(state)
-                if !request
-                    .uri()
-                    .path()
-                    .starts_with(a2a_core::WELL_KNOWN_PREFIX)
-                    && request.method() != http::Method::HEAD =>
-            {
-                let state = axum::extract::State(state.clone());
-                Answer::Bindings(Box::pin(bindings(state, request)))
-            }
-            // The router is always ready; a clone is a reference count.
-            _ => Answer::Router(tower::Service::call(&mut self.router.clone(), request)),
-        }
-    }
-}
-
-/// The future of a request's answer (see [`Routes::call`]).
-#[allow(clippy::large_enum_variant)] // one per request, moved once, into hyper's connection
-pub(crate) enum Answer {
-    Router(axum::routing::future::RouteFuture<std::convert::Infallible>),
-    /// [`bindings`]' future, boxed (as the router boxes it).
-    Bindings(std::pin::Pin<Box<dyn std::future::Future<Output = axum::response::Response> + Send>>),
-}
-
-impl std::future::Future for Answer {
-    type Output = axum::response::Response;
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        match self.get_mut() {
-            Self::Router(future) => std::pin::Pin::new(future)
-                .poll(cx)
-                .map(|answer| answer.unwrap_or_else(|never| match never {})),
-            Self::Bindings(future) => future.as_mut().poll(cx),
-        }
-    }
 }
 
 /// Every request but the agent card's. A gRPC call (told apart by its `content-type`, whatever

@@ -59,6 +59,8 @@
 //! | [`telemetry`], [`Metrics`] | a span per operation (OpenTelemetry with `otel`), Prometheus metrics ([`ServerBuilder::metrics`]) |
 //! | [`push`] | push notifications: [`push::PushSettings`], delivery from the event log, SSRF guard |
 //! | [`Upkeep`] | the background work ([`Server::upkeep`]) to spawn when you mount [`Server::into_router`] yourself |
+//! | [`serve`] | the connection protections of [`Server::serve`] (cap, timeouts, `TCP_NODELAY`, shutdown), to put around your own `axum::serve` |
+//! | [`ServerHandle`] | shutdown, flush, handler and card of a server that [`Server::serve`] consumed |
 //! | [`RequestHandler`], [`HandlerBuilder`] | the operations (one method each), for custom transports |
 //! | [`EventBus`], [`LocalBus`], [`Leases`], [`LocalLeases`] | the seams of several replicas on one store: notifications and cancel requests, execution leases |
 //! | [`demo::DemoAgent`] | the agent the `a2a-server` binary serves |
@@ -93,6 +95,7 @@ mod http;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod push;
+pub mod serve;
 pub mod store;
 pub mod telemetry;
 #[cfg(feature = "testing")]
@@ -112,7 +115,8 @@ pub use handler::{
 };
 pub use http::{
     DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder, Upkeep, default_max_connections,
+    DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder, ServerHandle, Upkeep,
+    default_max_connections,
 };
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;

@@ -343,7 +343,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         server
     }
     .build()?;
-    let flush = server.handler();
+    // Usable after `serve`, which consumes the server.
+    let handle = server.handle();
     tracing::info!(
         listen = %local,
         card = %format!("{public_url}{}", a2a_core::AGENT_CARD_PATH),
@@ -363,7 +364,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             tracing::info!("shutting down: closing streams, flushing the store");
         })
         .await?;
-    flush.flush().await?;
+    handle.flush().await?;
     tracing::info!("stopped");
     tracing.shutdown();
     Ok(())

@@ -1,6 +1,7 @@
 //! Hostile clients against `Server::serve`: silent, slowloris and idle keep-alive connections
-//! are closed after their timeouts, connections beyond the cap are refused at once, and a long
-//! SSE stream is never mistaken for an idle connection.
+//! are closed after their timeouts, at the cap the quietest connection makes room for a new one
+//! (which is refused at once only when every connection serves a request), and a long SSE
+//! stream is never mistaken for an idle connection.
 
 use a2a_core::{Error, Message};
 use a2a_server::{Agent, RequestContext, Server, ServerBuilder, TaskEvents};
@@ -181,7 +182,7 @@ async fn a_slowloris_connection_is_closed_after_the_header_timeout_while_others_
 }
 
 #[tokio::test]
-async fn connections_beyond_the_cap_are_refused_at_once_until_one_closes() {
+async fn at_the_cap_the_quietest_silent_connection_is_closed_to_admit_a_new_one() {
     let addr = start(|b| {
         b.max_connections(3)
             .idle_timeout(LONG)
@@ -191,31 +192,149 @@ async fn connections_beyond_the_cap_are_refused_at_once_until_one_closes() {
     let mut held = Vec::new();
     for _ in 0..3 {
         held.push(TcpStream::connect(addr).await.unwrap());
+        // Accepted in order: the first is the quietest.
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // A held connection is served (the server accepted it, in order, before the next ones).
+    // A held connection is served, and is then idle since its answer, later than the others
+    // have been silent.
     held[2].write_all(CARD_REQUEST).await.unwrap();
     let status = timeout(WAIT, read_response(&mut held[2])).await.unwrap();
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
 
-    let mut extra = TcpStream::connect(addr).await.unwrap();
-    let answer = timeout(Duration::from_secs(2), closed(&mut extra))
-        .await
-        .expect("a connection beyond the cap is closed at once, not left hanging");
-    let answer = String::from_utf8_lossy(&answer);
+    // A real client is served at once, in place of the connection silent longest.
     assert!(
-        answer.is_empty() || answer.starts_with("HTTP/1.1 503"),
-        "{answer}"
+        timeout(Duration::from_secs(1), card_ok(addr))
+            .await
+            .unwrap(),
+        "a new client is served at the cap"
     );
-    assert!(!card_ok(addr).await, "still full");
+    timeout(WAIT, closed(&mut held[0]))
+        .await
+        .expect("the connection silent longest was closed to make room");
+    // Then the next silent one.
+    held.push(TcpStream::connect(addr).await.unwrap());
+    assert!(card_ok(addr).await);
+    timeout(WAIT, closed(&mut held[1]))
+        .await
+        .expect("the next silent connection was closed to make room");
+    // Then the idle one, quiet since its answer, before connections opened since.
+    held.push(TcpStream::connect(addr).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(card_ok(addr).await);
+    timeout(WAIT, closed(&mut held[2]))
+        .await
+        .expect("the idle keep-alive connection was closed to make room");
+    for newer in &mut held[3..] {
+        let open = timeout(SHORT, closed(newer)).await;
+        assert!(open.is_err(), "connections quiet for less time stay open");
+    }
+}
 
-    drop(held.remove(0));
+#[tokio::test]
+async fn when_every_connection_serves_a_request_a_new_one_is_answered_503_at_once() {
+    let addr = start(|b| {
+        b.max_connections(2)
+            .idle_timeout(LONG)
+            .header_read_timeout(LONG)
+    })
+    .await;
+    let streams = tokio::spawn(async move {
+        tokio::join!(
+            stream_slow_task(addr, false, "m-busy-1"),
+            stream_slow_task(addr, false, "m-busy-2"),
+        )
+    });
+    // Both streams are open (their requests in flight) well before the slow task ends.
+    tokio::time::sleep(SLOW / 3).await;
+    let mut extra = TcpStream::connect(addr).await.unwrap();
+    let answer = timeout(Duration::from_secs(1), closed(&mut extra))
+        .await
+        .expect("a connection finding every slot busy is closed at once");
+    let answer = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 503"), "{answer}");
+    assert!(answer.contains("retry-after:"), "{answer}");
+    let (first, second) = timeout(WAIT, streams).await.unwrap().unwrap();
+    for text in [first, second] {
+        assert!(text.contains("TASK_STATE_COMPLETED"), "not cut: {text}");
+    }
     timeout(WAIT, async {
         while !card_ok(addr).await {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
     .await
-    .expect("once a held connection closes, a new request is served");
+    .expect("once the streams end, a new request is served");
+}
+
+/// The environment variable that makes [`serve_under_a_low_file_limit`] serve (it is run as a
+/// child process, under `ulimit -n 512`).
+const CHILD: &str = "A2A_CONNECTIONS_CHILD";
+
+/// Run by [`silent_connections_do_not_lock_out_a_real_client_under_a_low_file_limit`] as a
+/// child process with the open-file limit at 512 (so that the default connection cap is 320):
+/// serves on a free port, prints it, and serves for at most a minute.
+#[tokio::test]
+#[ignore = "a child process of another test"]
+async fn serve_under_a_low_file_limit() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    assert_eq!(a2a_server::default_max_connections(), 320, "ulimit -n 512");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = Server::builder(Patient)
+        .public_url(format!("http://{addr}"))
+        .build()
+        .unwrap();
+    println!("serving on {addr}");
+    let _ = timeout(Duration::from_secs(60), server.serve(listener)).await;
+}
+
+/// The issue's test: 700 silent connections, more than the cap and than the server's files,
+/// do not keep a real request from being answered within a second.
+#[tokio::test]
+async fn silent_connections_do_not_lock_out_a_real_client_under_a_low_file_limit() {
+    use tokio::io::AsyncBufReadExt as _;
+    let test = std::env::current_exe().unwrap();
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 512 && exec "$0" "$@""#)
+        .arg(test)
+        .args(["--exact", "serve_under_a_low_file_limit", "--ignored"])
+        .args(["--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let addr: SocketAddr = timeout(WAIT, async {
+        loop {
+            let line = lines.next_line().await.unwrap().expect("the child serves");
+            // After libtest's `test serve_under_a_low_file_limit ... `, on the same line.
+            if let Some((_, addr)) = line.split_once("serving on ") {
+                return addr.trim().parse().unwrap();
+            }
+        }
+    })
+    .await
+    .expect("the child announces its port");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+
+    let mut silent = Vec::new();
+    for _ in 0..700 {
+        silent.push(TcpStream::connect(addr).await.unwrap());
+    }
+    let asked = Instant::now();
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(CARD_REQUEST).await.unwrap();
+    let status = timeout(Duration::from_secs(1), read_response(&mut tcp))
+        .await
+        .expect("a real request is answered within a second");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert!(asked.elapsed() < Duration::from_secs(1));
+    drop(silent);
+    child.kill().await.unwrap();
 }
 
 /// Streams a `slow` task over HTTP/1.1 or HTTP/2 until its final event; returns the body.
@@ -400,9 +519,9 @@ async fn exchange(addr: SocketAddr, request: &str) -> (String, Vec<String>, Stri
     (status, headers, body.to_owned())
 }
 
-/// `Server::serve` sends the bindings' requests straight to them, without axum's router: every
-/// answer is the router's (served by `axum::serve`): the same status, headers and body, the
-/// agent card's, `HEAD`s and refusals included.
+/// `Server::serve` serves `Server::into_router` and nothing else: every answer is the router's
+/// (served by `axum::serve`): the same status, headers and body, the agent card's, `HEAD`s and
+/// refusals included.
 #[tokio::test]
 async fn serve_answers_exactly_as_the_router_does() {
     let build = |url: &str| Server::builder(Patient).public_url(url).build().unwrap();

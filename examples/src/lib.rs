@@ -8,6 +8,8 @@ pub mod agents {
     pub use writer::Writer;
 }
 
+pub mod embedded;
+
 use a2a_core::AgentCard;
 use a2a_server::{Agent, Server};
 

@@ -2,7 +2,7 @@
 
 use super::{
     AppState, DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_KEEP_ALIVE, HttpConfig,
-    Maintenance, Server, card, default_max_connections, serve,
+    Maintenance, Server, card, default_max_connections,
 };
 use crate::auth::{Authenticator, DynAuthenticator, Principal};
 use crate::engine::{EventBus, Leases};
@@ -214,7 +214,7 @@ impl ServerBuilder {
     /// timed from its first byte (the first request's from the moment the connection opened);
     /// a slower one (slowloris) is disconnected. A kept-alive connection waiting for its next
     /// request is not timed by this but by [`Self::idle_timeout`]. Applies to
-    /// [`Server::serve`].
+    /// [`Server::serve`] and to [`Server::protections`].
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         // A year is forever.
         self.header_read_timeout = timeout.min(Duration::from_secs(365 * 24 * 60 * 60));
@@ -225,15 +225,18 @@ impl ServerBuilder {
     /// an idle HTTP/1.1 keep-alive connection, an idle HTTP/2 connection, one that never sends
     /// anything (which [`Self::header_read_timeout`] also bounds, from the connection's
     /// opening). A request is in flight until its response has been sent, so an open SSE
-    /// stream (which sends keep-alive comments) is never idle. Applies to [`Server::serve`].
+    /// stream (which sends keep-alive comments) is never idle. Applies to [`Server::serve`] and
+    /// to [`Server::protections`].
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.idle_timeout = timeout;
         self
     }
 
     /// The most client connections open at once (at least 1; default:
-    /// [`default_max_connections`], from the open-file limit). A connection beyond it is
-    /// answered `503` and closed at once. Applies to [`Server::serve`].
+    /// [`default_max_connections`], from the open-file limit). At the cap, the quietest
+    /// connection that serves no request is closed to admit a new one, which is answered `503`
+    /// and closed at once only when every connection is serving a request. Applies to
+    /// [`Server::serve`] and to [`Server::protections`].
     pub fn max_connections(mut self, max: usize) -> Self {
         self.max_connections = Some(max.max(1));
         self
@@ -421,12 +424,11 @@ impl ServerBuilder {
                 },
                 metrics: self.metrics.map(|m| m.0),
             }),
-            limits: serve::ConnectionLimits {
-                keep_alive: self.keep_alive,
-                header_read_timeout: self.header_read_timeout,
-                idle_timeout: self.idle_timeout,
-                max_connections: self.max_connections.unwrap_or_else(default_max_connections),
-            },
+            protections: crate::serve::Protections::new()
+                .max_connections(self.max_connections.unwrap_or_else(default_max_connections))
+                .header_read_timeout(self.header_read_timeout)
+                .idle_timeout(self.idle_timeout)
+                .http2_keep_alive(self.keep_alive),
             grpc_listener: self.grpc_listener,
         })
     }
