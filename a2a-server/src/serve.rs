@@ -37,7 +37,8 @@
 //! ```
 //!
 //! What each connection gets (one watcher task per connection, spawned when it is accepted;
-//! nothing per request but two atomic counts):
+//! per request, a count up and down, and through the layer the response body boxed once
+//! more):
 //!
 //! - **The cap** ([`Protections::max_connections`]). A connection accepted at the cap makes
 //!   room the way nginx does: the connection that has been quiet longest among those with no

@@ -332,7 +332,8 @@ async fn silent_connections_do_not_lock_out_a_real_client_under_a_low_file_limit
         .await
         .expect("a real request is answered within a second");
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
-    assert!(asked.elapsed() < Duration::from_secs(1));
+    let took = asked.elapsed();
+    assert!(took < Duration::from_secs(1), "answered in {took:?}");
     drop(silent);
     child.kill().await.unwrap();
 }
@@ -563,4 +564,47 @@ async fn serve_answers_exactly_as_the_router_does() {
         assert_eq!(ours, theirs, "the answers to {request:?} differ");
         assert!(ours.0.starts_with("HTTP/1.1 "), "{ours:?}");
     }
+}
+
+/// The protections around a plain `axum::serve`, without the request layer: the watchers
+/// cannot see requests, so they only close (and, at the cap, make room with) connections that
+/// have sent nothing; a connection that has spoken is left alone.
+#[tokio::test]
+async fn without_the_layer_only_connections_that_sent_nothing_are_closed() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = Server::builder(Patient)
+        .public_url(format!("http://{addr}"))
+        .build()
+        .unwrap();
+    let protections = a2a_server::serve::Protections::new()
+        .max_connections(2)
+        .header_read_timeout(SHORT)
+        .idle_timeout(LONG);
+    let router = server.into_router();
+    let listener = protections.listener(listener);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let mut silent = TcpStream::connect(addr).await.unwrap();
+    let opened = Instant::now();
+    closed_after_short(
+        &mut silent,
+        opened,
+        "a connection that sends nothing is closed",
+    )
+    .await;
+
+    // At the cap, the silent connection makes room, not the one that has spoken.
+    let mut spoke = kept_alive(addr).await;
+    let mut silent = TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(card_ok(addr).await, "a new client is served at the cap");
+    timeout(WAIT, closed(&mut silent))
+        .await
+        .expect("the silent connection made room");
+    // Past the header timeout, the connection that has spoken still serves.
+    tokio::time::sleep(SHORT * 2).await;
+    spoke.write_all(CARD_REQUEST).await.unwrap();
+    let status = timeout(WAIT, read_response(&mut spoke)).await.unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
 }

@@ -22,6 +22,10 @@ use tokio::sync::Notify;
 const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\
     connection: close\r\nretry-after: 1\r\n\r\n";
 
+/// How long accepting waits for a connection closed to make room to release its file. Such a
+/// connection serves no request, so its task drops it as soon as it runs.
+const EVICTION_WAIT: Duration = Duration::from_millis(100);
+
 /// The first bytes of every HTTP/2 connection (its preface, RFC 9113 §3.4), enough to tell it
 /// from an HTTP/1 request line.
 const HTTP2_PREFACE: &[u8] = b"PRI * HTTP/2.0";
@@ -33,6 +37,8 @@ pub(crate) struct Registry {
     max: usize,
     /// Notified when the last connection closes.
     drained: Notify,
+    /// Notified when any connection closes.
+    freed: Notify,
 }
 
 /// The connections, by id.
@@ -52,6 +58,7 @@ impl Registry {
             open: Mutex::new(Open::default()),
             max: max.max(1),
             drained: Notify::new(),
+            freed: Notify::new(),
         }
     }
 
@@ -63,30 +70,33 @@ impl Registry {
     }
 
     /// Admits `conn`, closing the quietest connection that serves no one if the cap is reached
-    /// (see [`ConnState::quiet_since`]). Its id, or [`Full`] if every slot serves a request.
-    fn admit(&self, conn: &Arc<ConnState>) -> Result<u64, Full> {
+    /// (see [`ConnState::quiet_since`]). Its id and that of the connection closed to make
+    /// room, or [`Full`] if every slot serves a request.
+    fn admit(&self, conn: &Arc<ConnState>) -> Result<(u64, Option<u64>), Full> {
         let mut open = self.open();
+        let mut evicted = None;
         // Connections being closed still hold a file until their task drops them, briefly;
         // they do not count against the cap.
         if open.by_id.len() >= self.max {
             let mut live = 0;
-            let mut quietest: Option<(tokio::time::Instant, &Arc<ConnState>)> = None;
-            for c in open.by_id.values() {
+            let mut quietest: Option<(tokio::time::Instant, u64, &Arc<ConnState>)> = None;
+            for (&id, c) in &open.by_id {
                 if c.is_closing() {
                     continue;
                 }
                 live += 1;
                 if let Some(since) = c.quiet_since()
-                    && quietest.is_none_or(|(q, _)| since < q)
+                    && quietest.is_none_or(|(q, _, _)| since < q)
                 {
-                    quietest = Some((since, c));
+                    quietest = Some((since, id, c));
                 }
             }
             if live >= self.max {
                 match quietest {
-                    Some((_, c)) => {
+                    Some((_, id, c)) => {
                         tracing::debug!("connection limit reached; closing the quietest");
                         c.close();
+                        evicted = Some(id);
                     }
                     None => return Err(Full),
                 }
@@ -95,15 +105,32 @@ impl Registry {
         let id = open.next;
         open.next += 1;
         open.by_id.insert(id, conn.clone());
-        Ok(id)
+        Ok((id, evicted))
     }
 
     fn remove(&self, id: u64) {
         let mut open = self.open();
         open.by_id.remove(&id);
+        self.freed.notify_waiters();
         if open.by_id.is_empty() {
             self.drained.notify_waiters();
         }
+    }
+
+    /// Waits until connection `id` is gone, for at most `limit`.
+    async fn gone(&self, id: u64, limit: Duration) {
+        let _ = tokio::time::timeout(limit, async {
+            loop {
+                let freed = self.freed.notified();
+                tokio::pin!(freed);
+                freed.as_mut().enable();
+                if !self.open().by_id.contains_key(&id) {
+                    return;
+                }
+                freed.await;
+            }
+        })
+        .await;
     }
 
     /// Closes every open connection.
@@ -182,7 +209,7 @@ impl ProtectedListener {
                 tracing::debug!(error = %e, "could not set TCP_NODELAY");
             }
             let conn = Arc::new(ConnState::new());
-            let Ok(id) = self.registry.admit(&conn) else {
+            let Ok((id, evicted)) = self.registry.admit(&conn) else {
                 if !self.refusing {
                     tracing::warn!(
                         max_connections = self.registry.max,
@@ -195,6 +222,12 @@ impl ProtectedListener {
                 continue;
             };
             self.refusing = false;
+            if let Some(evicted) = evicted {
+                // Its file is released before the next accept: at the cap, a flood of new
+                // connections must not outrun the closing ones and exhaust the file limit
+                // (whose accept errors make the listener pause).
+                self.registry.gone(evicted, EVICTION_WAIT).await;
+            }
             tokio::spawn(watch(
                 conn.clone(),
                 self.protections.idle_timeout,
