@@ -263,14 +263,15 @@ impl TaskCell {
                     return Err(Self::illegal("the agent already replied with a message"));
                 }
                 let m = self.own_message(m, false);
-                if let Some(key) = &st.claim {
-                    // A retried send must get the same answer: record it before anyone sees it.
+                if let (Some(key), Some(claims)) = (&st.claim, &rt.claims) {
+                    // A retried send must get the same answer: record it before anyone sees it
+                    // (the flush makes it durable when the claims are the task store's).
                     let claim = MessageClaim {
                         task_id: self.id.clone(),
                         reply: Some(m.clone()),
                         received_ms: Timestamp::now().unix_millis(),
                     };
-                    rt.store.update_claim(key, claim).await?;
+                    claims.update_claim(key, claim).await?;
                     rt.store.sync().await?;
                 }
                 st.reply = Some(m.clone());

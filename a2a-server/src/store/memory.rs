@@ -214,6 +214,15 @@ impl TaskStore for MemoryStore {
             .transpose()
     }
 
+    /// Nothing to do: a write is visible and as durable as memory gets when it returns.
+    async fn sync(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn flushes(&self) -> bool {
+        false
+    }
+
     fn task_json(&self, id: &TaskId, version: u64) -> Option<Box<serde_json::value::RawValue>> {
         let inner = self.inner.read().expect("store lock");
         let entry = inner.tasks.get(id).filter(|e| e.version == version)?;
