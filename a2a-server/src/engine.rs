@@ -352,8 +352,8 @@ impl Engine {
             };
             rt.finish_execution(&cell, generation, failure).await;
         };
-        // Boxed: the execution's future is 2.5 KB, and tokio copies a spawned future several
-        // times (into its task cell, and each stage change); a box is written once.
+        // Boxed: the execution's future (the agent's included) is large, and tokio moves a
+        // spawned future into its task cell; a box is written once and moved as a pointer.
         Execution::new(fut.instrument(span))
     }
 

@@ -55,8 +55,9 @@ pub use self::sled::{
 pub use memory::{DECODED_CACHE_BYTES, MemoryStore};
 pub(crate) use metered::Metered;
 
-/// The hash map of the server's in-memory indexes: foldhash, several times cheaper than the
-/// standard SipHash for short keys like task ids, and seeded per map.
+/// The hash map of the server's in-memory indexes: foldhash rather than the standard SipHash,
+/// for short keys like task ids; seeded at random per map, so that callers who choose ids
+/// cannot predict collisions.
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// A boxed error from a storage backend.
