@@ -3,8 +3,8 @@
 
 use a2a_core::{Error, Message, SendMessageRequest, TaskState};
 use a2a_server::{
-    Agent, CallContext, ClaimStore, MemoryStore, RequestContext, RequestHandler, SendReply,
-    Server, TaskEvents,
+    Agent, CallContext, ClaimStore, MemoryStore, RequestContext, RequestHandler, SendReply, Server,
+    TaskEvents,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -94,7 +94,9 @@ async fn with_dedup_off_a_message_to_a_finished_task_is_refused() {
         .unwrap();
     let again = Message::user_text("more").with_task_id(task_id(&done));
     let refused = h.send_message(&cx, SendMessageRequest::new(again)).await;
-    let kind = refused.expect_err("a finished task takes no message").kind();
+    let kind = refused
+        .expect_err("a finished task takes no message")
+        .kind();
     assert_eq!(kind, Some(a2a_core::ErrorKind::UnsupportedOperation));
 }
 

@@ -266,7 +266,7 @@ impl Watch {
     /// The task as first seen, then every event after it: the execution's snapshot when one
     /// runs here and has created the task, else `stored` (the caller's read, made after the
     /// watch was taken).
-    pub(crate) fn from_snapshot(self, rt: &Arc<Engine>, stored: StoredTask) -> EventStream {
+    pub(crate) fn opened_with(self, rt: &Arc<Engine>, stored: StoredTask) -> EventStream {
         match (self.running, self.fallback) {
             (Some((Some(snapshot), _)), _) => from_snapshot(rt, snapshot, self.source),
             (Some((None, _)), Some(notices)) => from_snapshot(rt, stored, Source::Bus(notices)),

@@ -130,6 +130,6 @@ impl RequestHandler {
             )
             .with_metadata("taskId", req.id.as_str()));
         }
-        Ok(watch.from_snapshot(&self.rt, stored))
+        Ok(watch.opened_with(&self.rt, stored))
     }
 }
