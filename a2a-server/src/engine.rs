@@ -2,6 +2,13 @@
 //! [`TaskCell`] per task being worked on in this process), stores every change before anyone
 //! sees it, and tells the other replicas sharing the store through the [`EventBus`]; execution
 //! [`Leases`] say which replica runs which task.
+//!
+//! It is also the one door to the store below the handler: its operations own their steps and
+//! the undo of each, so the handler keeps only the protocol's checks. A send starts or
+//! continues a task (`send.rs`: message claim, webhook registration, lease, execution), a
+//! cancel stops one ([`Engine::cancel`]), a stream follows one (`follow.rs`), and the upkeep
+//! resumes orphans and applies retention (`upkeep.rs`). The cell of a task (`cell.rs`)
+//! checks and stores each change and publishes it once durable (`cell/outbox.rs`).
 
 mod bus;
 mod cell;

@@ -137,3 +137,94 @@ async fn the_server_builder_forwards_the_claim_settings() {
     assert_ne!(task_id(&first), task_id(&again));
     assert_eq!(agent.0.load(Ordering::SeqCst), 2);
 }
+
+/// Execution leases whose first `acquire` fails, as a database might.
+#[derive(Default)]
+struct FlakyLeases {
+    inner: a2a_server::LocalLeases,
+    failed: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl a2a_server::Leases for FlakyLeases {
+    async fn acquire(
+        &self,
+        task: &a2a_core::TaskId,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> Result<bool, a2a_server::StoreError> {
+        if !self.failed.swap(true, Ordering::SeqCst) {
+            return Err(a2a_server::StoreError::Backend(
+                "the lease table is down".into(),
+            ));
+        }
+        self.inner.acquire(task, owner, ttl).await
+    }
+    async fn take_over(
+        &self,
+        task: &a2a_core::TaskId,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> Result<(), a2a_server::StoreError> {
+        self.inner.take_over(task, owner, ttl).await
+    }
+    async fn renew(
+        &self,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> Result<(), a2a_server::StoreError> {
+        self.inner.renew(owner, ttl).await
+    }
+    async fn release(
+        &self,
+        task: &a2a_core::TaskId,
+        owner: &str,
+    ) -> Result<(), a2a_server::StoreError> {
+        self.inner.release(task, owner).await
+    }
+}
+
+/// A send whose start fails after its message was claimed and its webhook registered (here,
+/// at the execution lease) leaves neither behind: the same message sent again runs the agent
+/// as a first send, and only its task has a webhook.
+#[tokio::test]
+async fn a_failed_start_releases_its_claim_and_removes_its_webhook() {
+    use a2a_server::PushStore as _;
+    let agent = Counting::default();
+    let store = Arc::new(MemoryStore::new());
+    let settings = a2a_server::push::PushSettings::default()
+        .allow("127.0.0.1")
+        .unwrap();
+    let h = RequestHandler::builder(agent.clone())
+        .task_store_arc(store.clone())
+        .leases(Arc::new(FlakyLeases::default()))
+        .push_notifications(settings)
+        .build()
+        .unwrap();
+    let cx = CallContext::default();
+    let webhook: a2a_core::TaskPushNotificationConfig =
+        serde_json::from_value(serde_json::json!({"url": "http://127.0.0.1:9/hook"})).unwrap();
+    let mut req = SendMessageRequest::new(Message::user_text("go"));
+    req.configuration = Some(a2a_core::SendMessageConfiguration {
+        task_push_notification_config: Some(webhook),
+        ..Default::default()
+    });
+    let failed = h.send_message(&cx, req.clone()).await;
+    assert!(failed.is_err(), "the lease could not be taken: {failed:?}");
+    assert_eq!(agent.0.load(Ordering::SeqCst), 0);
+    assert!(
+        store
+            .tasks_with_push_configs(None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let reply = h.send_message(&cx, req).await.expect("sent again");
+    let id = task_id(&reply);
+    assert_eq!(agent.0.load(Ordering::SeqCst), 1, "run as a first send");
+    assert_eq!(
+        store.tasks_with_push_configs(None, 10).await.unwrap(),
+        vec![id]
+    );
+}
