@@ -2,7 +2,6 @@
 //! bindings only decode requests, call these, and encode results.
 
 mod builder;
-mod follow;
 mod maintenance;
 mod push;
 mod reply;
@@ -13,12 +12,13 @@ pub use builder::{BuildError, HandlerBuilder};
 pub(crate) use reply::{SERIALIZED_CACHE_BYTES, SerializedTasks};
 pub use reply::{SendReply, TaskReply};
 
-use crate::agent::{RequestContext, ServiceParams};
+use crate::agent::ServiceParams;
 use crate::auth::Principal;
-use crate::engine::{Engine, TaskCell};
+use crate::engine::Engine;
 use crate::store::{Scope, StoredTask};
 use a2a_core::{
-    AgentCard, Error, ErrorKind, GetExtendedAgentCardRequest, Message, StreamResponse, Task, TaskId,
+    AgentCard, Error, ErrorKind, GetExtendedAgentCardRequest, Message, StreamResponse, Task,
+    TaskId, Validate,
 };
 use futures::stream::BoxStream;
 use std::sync::Arc;
@@ -95,7 +95,9 @@ pub type EventStream = BoxStream<'static, StreamEvent>;
 /// Builds the extended agent card for an authenticated caller (`None`: not configured).
 pub type ExtendedCardFn = Arc<dyn Fn(&Principal) -> Option<AgentCard> + Send + Sync>;
 
-/// The transport-independent A2A request handler.
+/// The transport-independent A2A request handler. Each operation checks its request once, at
+/// entry (validation, then the protocol's checks: scope, capabilities, extensions), and leaves
+/// the rest to the task engine: the bindings only decode and encode.
 pub struct RequestHandler {
     pub(crate) rt: Arc<Engine>,
     pub(crate) card: AgentCard,
@@ -136,7 +138,7 @@ impl RequestHandler {
 
     /// Makes everything stored so far durable (call at shutdown).
     pub async fn flush(&self) -> Result<(), crate::store::StoreError> {
-        self.rt.store.sync().await
+        self.rt.flush().await
     }
 
     fn check_extensions(&self, cx: &CallContext) -> Result<Vec<String>, Error> {
@@ -166,15 +168,11 @@ impl RequestHandler {
     /// is never behind a cell of this process, and it holds what other replicas wrote.
     async fn load(&self, cx: &CallContext, id: &TaskId) -> Result<StoredTask, Error> {
         self.ready().await?;
-        let stored = self
-            .rt
-            .store
-            .get(id)
-            .await?
+        let stored = (self.rt.read(id).await?)
             .filter(|t| t.scope == cx.scope)
             .ok_or_else(|| Error::task_not_found(id.as_str()))?;
         crate::telemetry::record_task(&stored.task.id, &stored.task.context_id);
-        Ok(crate::store::durable(&*self.rt.store, stored).await?)
+        Ok(stored)
     }
 
     fn check_streaming(&self) -> Result<(), Error> {
@@ -212,33 +210,13 @@ impl RequestHandler {
         Ok(())
     }
 
-    /// The [`RequestContext`] of an execution for `cx`.
-    fn request_context(
-        cx: &CallContext,
-        cell: &TaskCell,
-        message: Message,
-        stored_task: Option<Task>,
-        extensions: Vec<String>,
-    ) -> RequestContext {
-        RequestContext {
-            task_id: cell.id.clone(),
-            context_id: cell.context_id.clone(),
-            message,
-            stored_task,
-            service_params: cx.service_params.clone(),
-            extensions,
-            scope: cx.scope.clone(),
-            cancel: cell.cancel.clone(),
-        }
-    }
-
     /// `GetExtendedAgentCard`.
     pub async fn get_extended_agent_card(
         &self,
         cx: &CallContext,
         req: GetExtendedAgentCardRequest,
     ) -> Result<AgentCard, Error> {
-        let _ = req;
+        req.validate()?;
         if !self.card.capabilities.extended_agent_card() {
             return Err(Error::new(
                 ErrorKind::UnsupportedOperation,

@@ -55,8 +55,9 @@ pub use self::sled::{
 pub use memory::{DECODED_CACHE_BYTES, MemoryStore};
 pub(crate) use metered::Metered;
 
-/// The hash map of the server's in-memory indexes: foldhash, several times cheaper than the
-/// standard SipHash for short keys like task ids, and seeded per map.
+/// The hash map of the server's in-memory indexes: foldhash rather than the standard SipHash,
+/// for short keys like task ids; seeded at random per map, so that callers who choose ids
+/// cannot predict collisions.
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// A boxed error from a storage backend.
@@ -278,6 +279,65 @@ impl<T: TaskStore + ClaimStore + PushStore + ?Sized> Store for T {}
 /// Where tasks and their event logs live. Implementations must make each write atomic and
 /// visible to every later read; [`TaskStore::sync`] makes everything written so far durable
 /// (in the task store, and in the [`ClaimStore`] and [`PushStore`] of the same backend).
+///
+/// # Wrapping a store
+///
+/// A store that wraps another (to count, trace, or fault-inject) forwards each method. The
+/// two that decide durability, [`TaskStore::sync`] and [`TaskStore::flushes`], have no
+/// default, so a wrapper cannot forget them and silently show changes before they are
+/// durable ("durable before visible"); the defaulted ones ([`TaskStore::task_json`],
+/// [`PushStore::push_config`], [`PushStore::push_config_count`]) are answers a wrapper may
+/// leave out at some cost in speed, never in correctness. A wrapper that leaves out
+/// `flushes` does not compile:
+///
+/// ```compile_fail,E0046
+/// use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
+/// use a2a_server::store::{ListPage, ListQuery, LoggedEvent};
+/// use a2a_server::{Scope, SledStore, StoreError, StoredTask, TaskStore};
+/// use std::sync::Arc;
+///
+/// struct Traced(SledStore);
+///
+/// #[async_trait::async_trait]
+/// impl TaskStore for Traced {
+///     async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
+///         self.0.get(id).await
+///     }
+///     async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
+///         self.0.create(task, scope).await
+///     }
+///     async fn update(
+///         &self,
+///         task: Arc<Task>,
+///         expected: u64,
+///         event: &StreamResponse,
+///     ) -> Result<StoredTask, StoreError> {
+///         self.0.update(task, expected, event).await
+///     }
+///     async fn events(&self, id: &TaskId, after: u64, limit: usize)
+///         -> Result<Vec<LoggedEvent>, StoreError> {
+///         self.0.events(id, after, limit).await
+///     }
+///     async fn delete(&self, id: &TaskId) -> Result<bool, StoreError> {
+///         self.0.delete(id).await
+///     }
+///     async fn terminal_before(&self, before: Timestamp, limit: usize)
+///         -> Result<Vec<TaskId>, StoreError> {
+///         self.0.terminal_before(before, limit).await
+///     }
+///     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
+///         self.0.list(query).await
+///     }
+///     async fn tasks_in_states(&self, states: &[TaskState], after: Option<&TaskId>, limit: usize)
+///         -> Result<Vec<StoredTask>, StoreError> {
+///         self.0.tasks_in_states(states, after, limit).await
+///     }
+///     async fn sync(&self) -> Result<(), StoreError> {
+///         self.0.sync().await
+///     }
+///     // `flushes` forgotten: sled's writes wait for a flush, and this wrapper would not say so.
+/// }
+/// ```
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
     /// The task with this id, if any.
@@ -340,19 +400,24 @@ pub trait TaskStore: Send + Sync + 'static {
         limit: usize,
     ) -> Result<Vec<StoredTask>, StoreError>;
 
-    /// Makes every write so far durable (a no-op for memory).
-    async fn sync(&self) -> Result<(), StoreError> {
-        Ok(())
-    }
+    /// Makes every write so far durable (in this store, and in the [`ClaimStore`] and
+    /// [`PushStore`] of the same backend). A store whose writes are durable when they return
+    /// (memory, PostgreSQL) returns at once.
+    ///
+    /// Required, with [`TaskStore::flushes`]: the engine shows a change only after a `sync`
+    /// covers it, so a store that wraps another must pass both on (see [`TaskStore`]).
+    async fn sync(&self) -> Result<(), StoreError>;
 
-    /// Whether [`TaskStore::sync`] has work to do: a write is durable only once a later `sync`
-    /// returns. The engine then lets an agent go on as soon as its change is written, and
-    /// publishes the change once a flush covers it, so that one flush serves every change
-    /// written meanwhile (see `engine/cell.rs`). Only a store that one process writes may say
-    /// so. The default is `false`: each write is durable when it returns.
-    fn flushes(&self) -> bool {
-        false
-    }
+    /// Whether [`TaskStore::sync`] has work to do: `true` when a write is durable only once a
+    /// later `sync` returns (sled), `false` when each write is durable when it returns
+    /// (memory, PostgreSQL). With `true`, the engine lets an agent go on as soon as its
+    /// change is written, and publishes the change once a flush covers it, so that one flush
+    /// serves every change written meanwhile (see `engine/cell/outbox.rs`). Only a store that
+    /// one process writes may say so.
+    ///
+    /// Required, with no default: a wrapper that answered `false` over a store that flushes
+    /// would let clients see changes a crash can still take back.
+    fn flushes(&self) -> bool;
 
     /// The JSON of the task `id` at `version`, exactly as `serde_json` writes the [`Task`], if
     /// this store keeps it encoded so (the memory store keeps finished tasks so): an answer

@@ -9,89 +9,27 @@
 //! change written meanwhile: an agent that reports three changes in a row waits for no disk,
 //! and its three changes share one flush, and that flush the changes of every other task.
 
+//!
+//! The checks of a change against the lifecycle are in `cell/change.rs`, the broadcast and
+//! the flush-then-publish queue in `cell/outbox.rs`.
+
+mod change;
+mod outbox;
+
+pub(crate) use change::Change;
+pub(crate) use outbox::{Outbox, SeqEvent, Update};
+
 use super::Engine;
 use crate::store::{MessageClaim, Scope, StoreError, StoredTask};
 use a2a_core::{
-    Artifact, ContextId, Error, ErrorKind, Message, Role, StreamResponse, Task,
-    TaskArtifactUpdateEvent, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
-    Validate,
+    ContextId, Error, ErrorKind, Message, StreamResponse, Task, TaskId, TaskState, TaskStatus,
+    Timestamp,
 };
-use std::collections::VecDeque;
+use outbox::{OutboxState, Published, Unpublished};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
-
-/// How many live events a subscriber may fall behind before it catches up from the durable log
-/// instead. Small: every task being worked on allocates its channel.
-pub(super) const BROADCAST_CAPACITY: usize = 32;
-
-/// One event of a task with its sequence number (the task's version after the write).
-#[derive(Debug)]
-pub(crate) struct SeqEvent {
-    pub(crate) seq: u64,
-    event: Published,
-}
-
-/// A broadcast event. The creation snapshot shares the stored task: a subscriber that only
-/// waits for the end (a blocking `SendMessage`) never copies it.
-#[derive(Debug)]
-#[allow(clippy::large_enum_variant)] // built once per event, already behind an Arc
-enum Published {
-    Created(Arc<Task>),
-    Event(StreamResponse),
-}
-
-impl SeqEvent {
-    /// The state the event announces, if any.
-    fn state(&self) -> Option<&TaskState> {
-        match &self.event {
-            Published::Created(task) => Some(&task.status.state),
-            Published::Event(e) => e.state(),
-        }
-    }
-
-    /// Whether a stream ends after this event (see [`StreamResponse::ends_stream`]).
-    pub(crate) fn ends_stream(&self) -> bool {
-        match &self.event {
-            Published::Created(_) => self.state().is_some_and(TaskState::ends_stream),
-            Published::Event(e) => e.ends_stream(),
-        }
-    }
-
-    /// The event as sent to clients.
-    pub(crate) fn to_response(&self) -> StreamResponse {
-        match &self.event {
-            Published::Created(task) => StreamResponse::Task(Task::clone(task)),
-            Published::Event(e) => e.clone(),
-        }
-    }
-}
-
-/// What subscribers of a cell receive.
-#[derive(Clone, Debug)]
-pub(crate) enum Update {
-    /// A stored change.
-    Event(Arc<SeqEvent>),
-    /// An execution of the agent ended (after its last event).
-    Done,
-}
-
-/// A change an agent (or the server) makes to a task.
-#[derive(Debug)]
-pub(crate) enum Change {
-    Status(TaskStatus),
-    Artifact {
-        artifact: Artifact,
-        append: bool,
-        last_chunk: bool,
-    },
-    Message(Message),
-    /// A direct message answer, with no task (only before the task exists).
-    Reply(Message),
-    /// A follow-up user message to an interrupted task: appended, and the task moves to WORKING.
-    Continue(Message),
-}
 
 #[derive(Debug)]
 pub(super) struct CellState {
@@ -173,123 +111,6 @@ impl Drop for TaskCell {
     }
 }
 
-/// A task's broadcast, with the changes written but not yet flushed, which it publishes once a
-/// flush covers them, in order. Shared with the background flush of [`TaskCell::record`],
-/// which holds no reference to the cell (the engine frees a cell that nothing else holds).
-#[derive(Debug)]
-pub(crate) struct Outbox {
-    id: TaskId,
-    tx: broadcast::Sender<Update>,
-    state: Mutex<OutboxState>,
-}
-
-#[derive(Debug)]
-struct OutboxState {
-    /// Written changes waiting for their flush, oldest first.
-    queue: VecDeque<Unpublished>,
-    /// The task as the last published change left it, and that change's sequence number.
-    published: Option<(Arc<Task>, u64)>,
-    /// Whether a background flush runs (see [`TaskCell::record`]).
-    flushing: bool,
-}
-
-#[derive(Debug)]
-struct Unpublished {
-    event: Arc<SeqEvent>,
-    /// The task after the change.
-    task: Arc<Task>,
-}
-
-impl Outbox {
-    /// The outbox of a task last written as `stored` (`None`: not created yet).
-    pub(super) fn new(id: TaskId, stored: Option<&StoredTask>) -> Self {
-        Self {
-            id,
-            tx: broadcast::channel(BROADCAST_CAPACITY).0,
-            state: Mutex::new(OutboxState {
-                queue: VecDeque::new(),
-                published: stored.map(|s| (s.task.clone(), s.version)),
-                flushing: false,
-            }),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, OutboxState> {
-        self.state.lock().expect("outbox lock")
-    }
-
-    /// Publishes the waiting changes up to `seq`, which a flush covered, in order (a caller
-    /// whose flush covered fewer may already have published some: each is published once);
-    /// then `now`, a change durable already (on a store whose writes are durable at once,
-    /// changes skip the queue and come straight here).
-    async fn publish(&self, rt: &Engine, seq: u64, now: Option<Unpublished>) {
-        let mut terminal = false;
-        {
-            let mut out = self.lock();
-            if now.is_none() && out.queue.front().is_none_or(|u| u.event.seq > seq) {
-                return;
-            }
-            let mut send = |out: &mut OutboxState, u: Unpublished| {
-                let seq = u.event.seq;
-                terminal |= u.task.status.state.is_terminal();
-                out.published = Some((u.task, seq));
-                let _ = self.tx.send(Update::Event(u.event));
-                rt.bus.publish(&self.id, seq);
-            };
-            while out.queue.front().is_some_and(|u| u.event.seq <= seq) {
-                let u = out.queue.pop_front().expect("a change waits");
-                send(&mut out, u);
-            }
-            if let Some(u) = now {
-                send(&mut out, u);
-            }
-        }
-        if let Some(pusher) = &rt.pusher {
-            pusher.wake(&self.id).await;
-        }
-        if terminal {
-            rt.forget(&self.id);
-        }
-    }
-
-    /// Flushes, then publishes what the flush covered: every change written before it.
-    async fn flush(&self, rt: &Engine) -> Result<(), StoreError> {
-        let Some(seq) = self.lock().queue.back().map(|u| u.event.seq) else {
-            return Ok(());
-        };
-        rt.store.sync().await?;
-        self.publish(rt, seq, None).await;
-        Ok(())
-    }
-
-    /// The background flush of [`TaskCell::record`]: flushes and publishes until no change
-    /// waits, or until a flush fails (the changes then wait for the next change's flush, or
-    /// the wrap-up's).
-    async fn flush_in_background(self: Arc<Self>, rt: Arc<Engine>) {
-        loop {
-            let Some(seq) = ({
-                let mut out = self.lock();
-                out.flushing = out.queue.back().is_some();
-                out.queue.back().map(|u| u.event.seq)
-            }) else {
-                return;
-            };
-            if let Err(e) = rt.store.sync().await {
-                tracing::error!(task = %self.id, error = %e, "flushing the task's changes failed");
-                self.lock().flushing = false;
-                return;
-            }
-            self.publish(&rt, seq, None).await;
-        }
-    }
-
-    /// Tells subscribers that an execution of the agent ended (after its published changes).
-    pub(super) fn done(&self) {
-        let _out = self.lock();
-        let _ = self.tx.send(Update::Done);
-    }
-}
-
 /// The result of applying a change.
 pub(crate) struct Applied {
     /// The stored task after the change, when the caller subscribed (`None` for a message
@@ -364,126 +185,6 @@ impl TaskCell {
             }
             (None, task) => Outcome::Task(task),
         })
-    }
-
-    fn illegal(what: impl std::fmt::Display) -> Error {
-        Error::new(ErrorKind::InvalidAgentResponse, what.to_string())
-    }
-
-    /// Completes an agent-produced message: role agent, this task's context, and this task's
-    /// id when the message belongs to the task. A direct reply creates no task, so it names
-    /// none (an agent message carries a `taskId` only if the task exists).
-    fn own_message(&self, mut m: Message, in_task: bool) -> Message {
-        if m.role == Role::Unspecified {
-            m.role = Role::Agent;
-        }
-        if in_task {
-            m.task_id.get_or_insert_with(|| self.id.clone());
-        } else {
-            m.task_id = None;
-        }
-        m.context_id.get_or_insert_with(|| self.context_id.clone());
-        m
-    }
-
-    /// `task` after `event` (and, for a continuation, the user's message `received`): the task
-    /// changes only through [`Task::apply`], so the stored task is the fold of its events.
-    fn fold(
-        mut task: Task,
-        received: Option<Message>,
-        event: &StreamResponse,
-    ) -> Result<Task, Error> {
-        task.history.extend(received);
-        // Refused only for an event of another task, which `check` never builds.
-        task.apply(event)
-            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-        // A pushed vector doubles its capacity; a stored task is kept as it is, possibly
-        // for days: its vectors hold no spare room (the next change copies them anyway).
-        task.history.shrink_to_fit();
-        task.artifacts.shrink_to_fit();
-        Ok(task)
-    }
-
-    /// Checks `change` against `task` and builds the event that announces it. A continuation
-    /// also returns the user's message, which no event carries (the client sent it).
-    fn check(
-        &self,
-        task: &Task,
-        change: Change,
-    ) -> Result<(Option<Message>, StreamResponse), Error> {
-        let state = &task.status.state;
-        let status_update = |status| {
-            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                status,
-                metadata: None,
-            })
-        };
-        match change {
-            Change::Status(mut status) => {
-                if !state.can_transition_to(&status.state) {
-                    return Err(Self::illegal(format_args!(
-                        "illegal transition of task {} from {state} to {}",
-                        task.id, status.state
-                    )));
-                }
-                status.message = status.message.map(|m| Box::new(self.own_message(*m, true)));
-                Ok((None, status_update(status)))
-            }
-            Change::Artifact {
-                artifact,
-                append,
-                last_chunk,
-            } => {
-                if state.is_terminal() {
-                    return Err(Self::illegal(format_args!(
-                        "task {} is {state}: no more artifacts",
-                        task.id
-                    )));
-                }
-                artifact
-                    .validate()
-                    .map_err(|e| Self::illegal(format_args!("invalid artifact: {}", e.message)))?;
-                let update = TaskArtifactUpdateEvent {
-                    task_id: task.id.clone(),
-                    context_id: task.context_id.clone(),
-                    artifact,
-                    append,
-                    last_chunk,
-                    metadata: None,
-                };
-                Ok((None, StreamResponse::ArtifactUpdate(update)))
-            }
-            Change::Message(m) => {
-                if state.is_terminal() {
-                    return Err(Self::illegal(format_args!(
-                        "task {} is {state}: no more messages",
-                        task.id
-                    )));
-                }
-                let m = self.own_message(m, true);
-                if let Some(other) = m.task_id.as_ref().filter(|id| **id != task.id) {
-                    return Err(Self::illegal(format_args!(
-                        "a message of task {} names task {other}",
-                        task.id
-                    )));
-                }
-                Ok((None, StreamResponse::Message(m)))
-            }
-            Change::Continue(m) => {
-                if !state.is_interrupted() {
-                    return Err(Error::new(
-                        ErrorKind::UnsupportedOperation,
-                        format!("Task {} is {state} and does not expect a message", task.id),
-                    ));
-                }
-                Ok((Some(m), status_update(TaskStatus::new(TaskState::Working))))
-            }
-            Change::Reply(_) => Err(Self::illegal(
-                "a task exists already: send agent messages with TaskEvents::message",
-            )),
-        }
     }
 
     /// Stores `change` and returns once it is durable and broadcast. With `subscribe`, also
@@ -562,14 +263,15 @@ impl TaskCell {
                     return Err(Self::illegal("the agent already replied with a message"));
                 }
                 let m = self.own_message(m, false);
-                if let Some(key) = &st.claim {
-                    // A retried send must get the same answer: record it before anyone sees it.
+                if let (Some(key), Some(claims)) = (&st.claim, &rt.claims) {
+                    // A retried send must get the same answer: record it before anyone sees it
+                    // (the flush makes it durable when the claims are the task store's).
                     let claim = MessageClaim {
                         task_id: self.id.clone(),
                         reply: Some(m.clone()),
                         received_ms: Timestamp::now().unix_millis(),
                     };
-                    rt.store.update_claim(key, claim).await?;
+                    claims.update_claim(key, claim).await?;
                     rt.store.sync().await?;
                 }
                 st.reply = Some(m.clone());
@@ -699,31 +401,5 @@ impl TaskCell {
         self.outbox.lock().published = Some((fresh.task.clone(), fresh.version));
         st.stored = Some(fresh);
         Ok(())
-    }
-}
-
-impl Change {
-    /// The change again, from what [`TaskCell::check`] made of it, to check it against a task
-    /// that changed meanwhile.
-    fn redo(received: Option<Message>, event: StreamResponse) -> Result<Self, Error> {
-        if let Some(m) = received {
-            return Ok(Self::Continue(m));
-        }
-        Ok(match event {
-            StreamResponse::StatusUpdate(u) => Self::Status(u.status),
-            StreamResponse::ArtifactUpdate(u) => Self::Artifact {
-                artifact: u.artifact,
-                append: u.append,
-                last_chunk: u.last_chunk,
-            },
-            StreamResponse::Message(m) => Self::Message(m),
-            // `check` never builds a snapshot (creation is not a change of a stored task).
-            StreamResponse::Task(_) => {
-                return Err(Error::new(
-                    ErrorKind::Internal,
-                    "a task snapshot is no change",
-                ));
-            }
-        })
     }
 }

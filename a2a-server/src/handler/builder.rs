@@ -2,8 +2,8 @@
 
 use super::{ExtendedCardFn, RequestHandler, SERIALIZED_CACHE_BYTES, SerializedTasks};
 use crate::agent::{Agent, DynAgent};
-use crate::engine::{DEFAULT_LEASE_TTL, Engine, EventBus, Leases, LocalBus, Replication};
-use crate::store::{MemoryStore, Store};
+use crate::engine::{DEFAULT_LEASE_TTL, Engine, EventBus, Leases, LocalBus, Replication, Stores};
+use crate::store::{ClaimStore, MemoryStore, Store};
 use a2a_core::AgentCard;
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,6 +62,7 @@ pub struct HandlerBuilder {
     card: Option<AgentCard>,
     extended_card: Option<ExtendedCardFn>,
     store: Option<Arc<dyn Store>>,
+    claims: Claims,
     push: Option<crate::push::PushSettings>,
     check_input_modes: bool,
     bus: Option<Arc<dyn EventBus>>,
@@ -69,6 +70,16 @@ pub struct HandlerBuilder {
     lease_ttl: Duration,
     replica_id: Option<String>,
     metrics: Option<crate::Metrics>,
+}
+
+/// Where message claims go (see [`HandlerBuilder::claim_store`]).
+enum Claims {
+    /// To the task store.
+    TaskStore,
+    /// To a store of their own.
+    Own(Arc<dyn ClaimStore>),
+    /// Nowhere: de-duplication is off.
+    Off,
 }
 
 impl std::fmt::Debug for HandlerBuilder {
@@ -85,6 +96,7 @@ impl RequestHandler {
             card: None,
             extended_card: None,
             store: None,
+            claims: Claims::TaskStore,
             push: None,
             check_input_modes: true,
             bus: None,
@@ -118,6 +130,41 @@ impl HandlerBuilder {
     /// Like [`HandlerBuilder::task_store`], for a store shared with other code.
     pub fn task_store_arc(mut self, store: Arc<dyn Store>) -> Self {
         self.store = Some(store);
+        self
+    }
+
+    /// Where message claims are kept (default: in the task store): the record of each
+    /// received `messageId` that makes a retried `SendMessage` (same `messageId`, same
+    /// task or context, same content, same caller) get the answer of its first send, without
+    /// running the agent again. Claims are written on every send that starts or continues a
+    /// task, and expired by the retention sweep after the de-duplication window.
+    ///
+    /// A claim must be durable before the task it names is seen: the engine flushes the task
+    /// store (which covers a claim kept there), not this one, so the writes of a separate claim
+    /// store must be durable when they return. Replicas that share a task store must share
+    /// their claim store too, or a retry reaching another replica runs again.
+    pub fn claim_store(self, claims: impl ClaimStore) -> Self {
+        self.claim_store_arc(Arc::new(claims))
+    }
+
+    /// Like [`HandlerBuilder::claim_store`], for a claim store shared with other code.
+    pub fn claim_store_arc(mut self, claims: Arc<dyn ClaimStore>) -> Self {
+        self.claims = Claims::Own(claims);
+        self
+    }
+
+    /// Whether retried sends are recognized (default on; see
+    /// [`HandlerBuilder::claim_store`]). Off, no claim is written or read: every
+    /// `SendMessage` runs the agent, a retry of one included, and a message to a finished task
+    /// is refused even if it is a retry of the one that continued it. For a client that never
+    /// retries, or an agent whose work is idempotent anyway, it spares a store write per send.
+    /// Turning it on again after [`HandlerBuilder::claim_store`] uses the task store.
+    pub fn dedup(mut self, on: bool) -> Self {
+        self.claims = match (on, self.claims) {
+            (false, _) => Claims::Off,
+            (true, Claims::Off) => Claims::TaskStore,
+            (true, kept) => kept,
+        };
         self
     }
 
@@ -232,8 +279,17 @@ impl HandlerBuilder {
             owner,
             ttl: self.lease_ttl,
         });
+        let claims: Option<Arc<dyn ClaimStore>> = match self.claims {
+            Claims::TaskStore => Some(store.clone()),
+            Claims::Own(claims) => Some(claims),
+            Claims::Off => None,
+        };
+        let stores = Stores {
+            tasks: store,
+            claims,
+        };
         let engine = Engine::new(
-            store,
+            stores,
             self.agent,
             shutdown,
             pusher,

@@ -1,7 +1,7 @@
 //! The operations on existing tasks: `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask`
 //! (and resumed streams).
 
-use super::{CallContext, EventStream, RequestHandler, TaskReply, follow, with_history};
+use super::{CallContext, EventStream, RequestHandler, TaskReply, with_history};
 use crate::agent::RequestContext;
 use crate::store::ListQuery;
 use a2a_core::{
@@ -19,30 +19,14 @@ impl RequestHandler {
         id: &TaskId,
         cursor: u64,
     ) -> Result<EventStream, Error> {
-        if let Some(cell) = self.rt.running_cell(id).filter(|c| c.scope == cx.scope) {
+        // Taken before the task is read: nothing written after the read goes unheard.
+        let watch = self.rt.watch(id);
+        if watch.runs_here_for(&cx.scope) {
             self.ready().await?;
-            let (_, rx) = cell.subscribe();
-            return Ok(follow::follow(
-                &self.rt,
-                id,
-                None,
-                cursor,
-                follow::Source::Cell(rx),
-            ));
+        } else if self.load(cx, id).await?.task.status.state.is_terminal() {
+            return Ok(self.rt.replay(id, cursor));
         }
-        // Subscribed before the task is read: nothing written after the read goes unheard.
-        let notices = self.rt.bus.subscribe(id);
-        let stored = self.load(cx, id).await?;
-        if stored.task.status.state.is_terminal() {
-            return Ok(follow::replay(&self.rt, id, cursor));
-        }
-        Ok(follow::follow(
-            &self.rt,
-            id,
-            None,
-            cursor,
-            follow::Source::Bus(notices),
-        ))
+        Ok(watch.after(&self.rt, cursor))
     }
 
     /// `GetTask`: the task as stored (with at most `historyLength` messages of history).
@@ -74,8 +58,7 @@ impl RequestHandler {
             page_size: usize::try_from(req.effective_page_size()).unwrap_or(50),
             page_token: req.page_token.clone(),
         };
-        let page = self.rt.store.list(&query).await?;
-        let page = crate::store::durable(&*self.rt.store, page).await?;
+        let page = self.rt.list(&query).await?;
         let include_artifacts = req.include_artifacts == Some(true);
         let tasks: Vec<Task> = page
             .tasks
@@ -113,12 +96,10 @@ impl RequestHandler {
             .with_metadata("taskId", req.id.as_str()));
         }
         let extensions = self.check_extensions(cx)?;
-        let mut rcx = RequestContext::for_task(Task::clone(&stored.task), None)
+        let rcx = RequestContext::for_task(Task::clone(&stored.task), None)
             .with_scope(cx.scope.clone())
             .with_service_params(cx.service_params.clone(), extensions);
-        let cell = self.rt.cell_for(stored);
-        rcx.cancel = cell.cancel.clone();
-        let canceled = self.rt.cancel(&cell, rcx).await?;
+        let canceled = self.rt.cancel(stored, rcx).await?;
         Ok(Arc::unwrap_or_clone(canceled.task))
     }
 
@@ -131,15 +112,13 @@ impl RequestHandler {
         cx: &CallContext,
         req: SubscribeToTaskRequest,
     ) -> Result<EventStream, Error> {
-        self.check_streaming()?;
         req.validate()?;
+        self.check_streaming()?;
         if let Some(after) = cx.last_event_id {
             return self.stream_from(cx, &req.id, after).await;
         }
-        // Without an execution here the stream follows the bus, subscribed before the task is
-        // read: nothing written after the read goes unheard.
-        let running = self.rt.running_cell(&req.id);
-        let notices = running.is_none().then(|| self.rt.bus.subscribe(&req.id));
+        // Taken before the task is read: nothing written after the read goes unheard.
+        let watch = self.rt.watch(&req.id);
         let stored = self.load(cx, &req.id).await?;
         if stored.task.status.state.is_terminal() {
             return Err(Error::new(
@@ -151,28 +130,6 @@ impl RequestHandler {
             )
             .with_metadata("taskId", req.id.as_str()));
         }
-        if let Some(cell) = running {
-            let (snapshot, rx) = cell.subscribe();
-            if let Some(snapshot) = snapshot {
-                return Ok(follow::from_snapshot(
-                    &self.rt,
-                    snapshot,
-                    follow::Source::Cell(rx),
-                ));
-            }
-        }
-        let (stored, notices) = match notices {
-            Some(notices) => (stored, notices),
-            // The execution here had no snapshot yet: follow the bus after all.
-            None => {
-                let notices = self.rt.bus.subscribe(&req.id);
-                (self.load(cx, &req.id).await?, notices)
-            }
-        };
-        Ok(follow::from_snapshot(
-            &self.rt,
-            stored,
-            follow::Source::Bus(notices),
-        ))
+        Ok(watch.opened_with(&self.rt, stored))
     }
 }

@@ -119,6 +119,19 @@ impl ServerBuilder {
         self
     }
 
+    /// Where message claims are kept (default: in the task store; see
+    /// [`HandlerBuilder::claim_store`]).
+    pub fn claim_store(mut self, claims: impl crate::store::ClaimStore) -> Self {
+        self.handler = self.handler.claim_store(claims);
+        self
+    }
+
+    /// Whether retried sends are recognized (default on; see [`HandlerBuilder::dedup`]).
+    pub fn dedup(mut self, on: bool) -> Self {
+        self.handler = self.handler.dedup(on);
+        self
+    }
+
     /// The base URL clients reach this server at, as advertised in the card
     /// (default `http://127.0.0.1:8080`).
     pub fn public_url(mut self, url: impl Into<String>) -> Self {

@@ -90,6 +90,15 @@ fn created_event(snapshot: &str) -> String {
 
 #[async_trait]
 impl TaskStore for PgStore {
+    /// Nothing to do: each write is a committed transaction when it returns.
+    async fn sync(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn flushes(&self) -> bool {
+        false
+    }
+
     async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
         let sql = format!("SELECT {TASK_COLUMNS} FROM a2a_tasks t WHERE t.id = $1");
         self.db

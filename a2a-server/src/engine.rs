@@ -2,20 +2,38 @@
 //! [`TaskCell`] per task being worked on in this process), stores every change before anyone
 //! sees it, and tells the other replicas sharing the store through the [`EventBus`]; execution
 //! [`Leases`] say which replica runs which task.
+//!
+//! It is also the one door to the store below the handler: its operations own their steps and
+//! the undo of each, so the handler keeps only the protocol's checks. A send starts or
+//! continues a task (`send.rs`: message claim, webhook registration, lease, execution), a
+//! cancel stops one ([`Engine::cancel`]), a stream follows one (`follow.rs`), and the upkeep
+//! resumes orphans and applies retention (`upkeep.rs`). The cell of a task (`cell.rs`)
+//! checks and stores each change and publishes it once durable (`cell/outbox.rs`).
 
 mod bus;
 mod cell;
+mod claim_key;
 mod execution;
+mod follow;
 mod lease;
+mod send;
+#[cfg(test)]
+mod tests;
+mod upkeep;
+mod webhooks;
 
 pub use bus::{CancelHandler, EventBus, LocalBus};
-pub(crate) use cell::{Change, Outcome, TaskCell, Update};
-pub(crate) use execution::Execution;
+pub(crate) use cell::{Change, TaskCell};
+use cell::{Outcome, Update};
+use execution::Execution;
 pub use lease::{Leases, LocalLeases};
+pub(crate) use send::{Answer, Incoming, Started};
 
 use crate::agent::{DynAgent, RequestContext};
 use crate::events::TaskEvents;
-use crate::store::{FastMap, Scope, Store, StoredTask};
+use crate::store::{
+    ClaimStore, FastMap, ListPage, ListQuery, Scope, Store, StoreError, StoredTask,
+};
 use a2a_core::{ContextId, Error, ErrorKind, Message, TaskId, TaskState, TaskStatus};
 use cell::CellState;
 use futures::FutureExt as _;
@@ -45,9 +63,35 @@ pub(crate) struct Replication {
     pub(crate) ttl: Duration,
 }
 
-/// The tasks being worked on by this server, and how it reaches the other replicas.
+/// Where an engine keeps its tasks, and its message claims.
+pub(crate) struct Stores {
+    /// Tasks, their logs and webhook registrations.
+    pub(crate) tasks: Arc<dyn Store>,
+    /// Message claims (`None`: retried sends are not recognized).
+    pub(crate) claims: Option<Arc<dyn ClaimStore>>,
+}
+
+impl From<Arc<dyn Store>> for Stores {
+    /// Everything in one store, its claims included.
+    fn from(tasks: Arc<dyn Store>) -> Self {
+        let claims: Arc<dyn ClaimStore> = tasks.clone();
+        Self {
+            tasks,
+            claims: Some(claims),
+        }
+    }
+}
+
+/// The tasks being worked on by this server, and how it reaches the other replicas: the one
+/// writer of tasks, and the one door to the store below the handler. Its operations own the
+/// steps of each and their undo: a send's start ([`Engine::start`],
+/// [`Engine::continue_task`]: the message claim, webhook registration, lease and execution),
+/// [`Engine::cancel`], following a task ([`Engine::watch`]), recovery and retention
+/// (`engine/upkeep.rs`); the handler keeps the protocol's checks.
 pub(crate) struct Engine {
     pub(crate) store: Arc<dyn Store>,
+    /// Message claims, for idempotent sends (`None`: de-duplication is off).
+    claims: Option<Arc<dyn ClaimStore>>,
     agent: Arc<dyn DynAgent>,
     cells: Cells,
     /// Triggered at shutdown: ends executions (through their tokens) and streams.
@@ -71,7 +115,7 @@ impl std::fmt::Debug for Engine {
 impl Engine {
     /// An engine, registered on `bus` for cancel requests.
     pub(crate) fn new(
-        store: Arc<dyn Store>,
+        stores: impl Into<Stores>,
         agent: Arc<dyn DynAgent>,
         shutdown: CancellationToken,
         pusher: Option<Arc<crate::push::Pusher>>,
@@ -79,8 +123,10 @@ impl Engine {
         replication: Option<Replication>,
         metrics: Option<Arc<crate::telemetry::MetricsInner>>,
     ) -> Arc<Self> {
+        let Stores { tasks, claims } = stores.into();
         let engine = Arc::new(Self {
-            store,
+            store: tasks,
+            claims,
             agent,
             cells: Cells::default(),
             shutdown,
@@ -159,19 +205,40 @@ impl Engine {
 
     /// The cell of a task if an execution of the agent runs on it here: only then are this
     /// process's broadcasts the first to carry the task's events.
-    pub(crate) fn running_cell(&self, id: &TaskId) -> Option<Arc<TaskCell>> {
+    pub(super) fn running_cell(&self, id: &TaskId) -> Option<Arc<TaskCell>> {
         self.live_cell(id).filter(|c| c.is_running())
+    }
+
+    /// The task `id` as stored, once durable (see `store::durable`): every write reaches the
+    /// store before anyone sees it, so the store is never behind a cell of this process, and
+    /// it holds what other replicas wrote.
+    pub(crate) async fn read(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
+        match self.store.get(id).await? {
+            Some(stored) => crate::store::durable(&*self.store, Some(stored)).await,
+            None => Ok(None),
+        }
+    }
+
+    /// A page of the task listing `query`, once durable.
+    pub(crate) async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
+        let page = self.store.list(query).await?;
+        crate::store::durable(&*self.store, page).await
+    }
+
+    /// Makes everything stored so far durable.
+    pub(crate) async fn flush(&self) -> Result<(), StoreError> {
+        self.store.sync().await
     }
 
     /// Takes the task's cell out of the map before its holders let go: the next reader or
     /// writer starts from the store.
-    pub(crate) fn forget(&self, id: &TaskId) {
+    pub(super) fn forget(&self, id: &TaskId) {
         self.cells.lock().expect("cells lock").remove(id);
     }
 
     /// Takes the execution lease of `id` (with `take_over`, whoever holds it). Returns whether
     /// this engine may run the task's agent; always true without shared leases.
-    pub(crate) async fn lease(&self, id: &TaskId, take_over: bool) -> Result<bool, Error> {
+    pub(super) async fn lease(&self, id: &TaskId, take_over: bool) -> Result<bool, Error> {
         let Some(r) = &self.replication else {
             return Ok(true);
         };
@@ -183,7 +250,7 @@ impl Engine {
     }
 
     /// Of `tasks`, those leased by another live replica (none without shared leases).
-    pub(crate) async fn leased_elsewhere(&self, tasks: &[TaskId]) -> Result<Vec<TaskId>, Error> {
+    pub(super) async fn leased_elsewhere(&self, tasks: &[TaskId]) -> Result<Vec<TaskId>, Error> {
         match &self.replication {
             Some(r) => Ok(r.leases.held_by_others(tasks, &r.owner).await?),
             None => Ok(Vec::new()),
@@ -217,20 +284,20 @@ impl Engine {
 
     /// Marks the start of an execution on `cell` (before its first write, so that an earlier
     /// execution's wrap-up sees that a later one started). Returns its generation.
-    pub(crate) fn begin(&self, cell: &TaskCell) -> u64 {
+    pub(super) fn begin(&self, cell: &TaskCell) -> u64 {
         cell.running.fetch_add(1, Ordering::AcqRel);
         cell.generation.fetch_add(1, Ordering::SeqCst) + 1
     }
 
     /// Undoes [`Engine::begin`] for an execution that did not start after all.
-    pub(crate) fn abandon(&self, cell: &TaskCell) {
+    pub(super) fn abandon(&self, cell: &TaskCell) {
         cell.running.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// An execution of the agent's `execute` for `cell` (started with [`Engine::begin`]), for
     /// the caller to drive or let go (see [`Execution`]). When it ends, a task left active (or
     /// never created) is failed with a status message saying why.
-    pub(crate) fn execution(
+    pub(super) fn execution(
         self: &Arc<Self>,
         cell: Arc<TaskCell>,
         cx: RequestContext,
@@ -241,7 +308,7 @@ impl Engine {
 
     /// Runs the agent's `resume` hook for an orphaned task (its lease taken), in the
     /// background.
-    pub(crate) fn spawn_resume(self: &Arc<Self>, cell: Arc<TaskCell>, cx: RequestContext) {
+    pub(super) fn spawn_resume(self: &Arc<Self>, cell: Arc<TaskCell>, cx: RequestContext) {
         let generation = self.begin(&cell);
         self.run(cell, cx, generation, true).detach();
     }
@@ -292,19 +359,21 @@ impl Engine {
             };
             rt.finish_execution(&cell, generation, failure).await;
         };
-        // Boxed: the execution's future is 2.5 KB, and tokio copies a spawned future several
-        // times (into its task cell, and each stage change); a box is written once.
+        // Boxed: the execution's future (the agent's included) is large, and tokio moves a
+        // spawned future into its task cell; a box is written once and moved as a pointer.
         Execution::new(fut.instrument(span))
     }
 
-    /// Runs the agent's `cancel` and, when it accepts, stores CANCELED (unless the task already
-    /// ended) and stops the execution, here or on whichever replica runs it. Returns the task
-    /// afterwards.
+    /// Runs the agent's `cancel` for the task `stored` (`cx` made for it) and, when the agent
+    /// accepts, stores CANCELED (unless the task already ended) and stops the execution, here
+    /// or on whichever replica runs it. Returns the task afterwards.
     pub(crate) async fn cancel(
         self: &Arc<Self>,
-        cell: &Arc<TaskCell>,
-        cx: RequestContext,
+        stored: StoredTask,
+        mut cx: RequestContext,
     ) -> Result<StoredTask, Error> {
+        let cell = &self.cell_for(stored);
+        cx.cancel = cell.cancel.clone();
         let events = TaskEvents::new(self.clone(), cell.clone());
         AssertUnwindSafe(self.agent.cancel(cx, events))
             .catch_unwind()
@@ -356,20 +425,16 @@ impl Engine {
         self.forget(&cell.id);
         self.unlease(&cell.id).await;
         if let Some(key) = claim
-            && let Err(e) = self.store.release_claim(&key).await
+            && let Err(e) = self.release_claim(&key).await
         {
             tracing::warn!(task = %cell.id, error = %e, "could not forget a refused message");
         }
-        if let Ok(configs) = self.store.push_configs(&cell.id).await {
-            for config in configs {
-                let _ = self.store.delete_push_config(&cell.id, config.id()).await;
-            }
-        }
+        self.forget_webhooks(&cell.id).await;
         true
     }
 
     /// Gives up this engine's lease of `id` (a no-op without shared leases).
-    pub(crate) async fn unlease(&self, id: &TaskId) {
+    pub(super) async fn unlease(&self, id: &TaskId) {
         if let Some(r) = &self.replication
             && let Err(e) = r.leases.release(id, &r.owner).await
         {
@@ -423,161 +488,5 @@ impl Engine {
         if current.is_none() && cell.current_state().is_none() {
             self.forget(&cell.id);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::{Agent, CallContext, RequestContext, SendReply, Server, TaskEvents};
-    use a2a_core::{Error, Message, SendMessageRequest, TaskState};
-    use std::time::Duration;
-
-    /// Asks a question (and lingers a moment); completes when answered.
-    struct Asker;
-
-    impl Agent for Asker {
-        async fn execute(&self, cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
-            if cx.stored_task.is_some() {
-                return events.complete(None).await;
-            }
-            events.input_required("which one?").await?;
-            if cx.message.text() == "keep" {
-                // A handle kept past the execution: its drop frees the cell.
-                let kept = events.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    drop(kept);
-                });
-                return Ok(());
-            }
-            // Still running when the caller has its answer: the execution's own wrap-up must
-            // free the cell.
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            Ok(())
-        }
-    }
-
-    #[tokio::test]
-    async fn tasks_waiting_for_input_keep_no_cell() {
-        let server = Server::builder(Asker).build().expect("server");
-        let h = server.handler();
-        let cx = CallContext::default();
-        let mut asked = Vec::new();
-        for i in 0..200 {
-            let text = if i % 10 == 1 {
-                "keep".to_owned()
-            } else {
-                format!("job {i}")
-            };
-            let req = SendMessageRequest::new(Message::user_text(text));
-            let Ok(SendReply::Task(task)) = h.send_message(&cx, req).await else {
-                panic!("a task");
-            };
-            assert_eq!(task.status.state, TaskState::InputRequired);
-            asked.push(task.id.clone());
-        }
-        for id in asked.iter().step_by(2) {
-            let answer = Message::user_text("this one").with_task_id(id.clone());
-            let Ok(SendReply::Task(task)) =
-                h.send_message(&cx, SendMessageRequest::new(answer)).await
-            else {
-                panic!("a task");
-            };
-            assert_eq!(task.status.state, TaskState::Completed);
-        }
-        // Each execution frees its cell as it wraps up, just after its last event.
-        let freed = async {
-            while !h.rt.cells.lock().expect("cells lock").is_empty() {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(10), freed)
-            .await
-            .expect("no cell is left for an idle or finished task");
-    }
-
-    /// Holders let go of a cell on several threads at once (the execution's wrap-up, the
-    /// caller, a duplicate of the send waiting on the same task, a reader), and some callers
-    /// vanish mid-request: whichever lets go last frees the cell.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn a_cell_is_freed_by_whoever_lets_go_last() {
-        let server = Server::builder(Asker).build().expect("server");
-        let h = server.handler();
-        let mut calls = tokio::task::JoinSet::new();
-        for i in 0..400 {
-            let h = h.clone();
-            calls.spawn(async move {
-                let cx = CallContext::default();
-                let message = Message::user_text(format!("job {i}"));
-                let req = SendMessageRequest::new(message.clone());
-                let send = h.send_message(&cx, req);
-                if i % 4 == 3 {
-                    // A caller that vanishes mid-request.
-                    let _ = tokio::time::timeout(Duration::from_micros(50), send).await;
-                    return;
-                }
-                let (first, again) =
-                    tokio::join!(send, h.send_message(&cx, SendMessageRequest::new(message)));
-                for reply in [first, again] {
-                    let Ok(SendReply::Task(task)) = reply else {
-                        panic!("a task");
-                    };
-                    assert_eq!(task.status.state, TaskState::InputRequired);
-                    let read = h
-                        .get_task(&cx, a2a_core::GetTaskRequest::new(task.id.clone()))
-                        .await;
-                    assert!(read.is_ok(), "{read:?}");
-                }
-            });
-        }
-        while let Some(done) = calls.join_next().await {
-            done.expect("no call panics");
-        }
-        let freed = async {
-            while !h.rt.cells.lock().expect("cells lock").is_empty() {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-        };
-        let left = || h.rt.cells.lock().expect("cells lock").len();
-        tokio::time::timeout(Duration::from_secs(10), freed)
-            .await
-            .unwrap_or_else(|_| panic!("{} cells left with nothing holding them", left()));
-    }
-
-    /// The last of several holders dropping theirs on different threads at the same moment,
-    /// or a reader that finds a cell as its last holder drops it: no cell stays behind, and
-    /// a cell found is never one already dropped.
-    #[test]
-    fn concurrent_drops_leave_no_cell_behind() {
-        let runtime = tokio::runtime::Runtime::new().expect("runtime");
-        let _entered = runtime.enter();
-        let server = Server::builder(Asker).build().expect("server");
-        let rt = server.handler().rt.clone();
-        for _ in 0..2_000 {
-            let cell = rt.cell_for_new(
-                a2a_core::TaskId::random(),
-                a2a_core::ContextId::random(),
-                crate::store::Scope::default(),
-                Message::user_text("x"),
-                None,
-            );
-            let id = cell.id.clone();
-            let holders = [cell.clone(), cell.clone(), cell];
-            let start = std::sync::Barrier::new(4);
-            std::thread::scope(|s| {
-                for held in holders {
-                    let start = &start;
-                    s.spawn(move || {
-                        start.wait();
-                        drop(held);
-                    });
-                }
-                start.wait();
-                if let Some(found) = rt.live_cell(&id) {
-                    assert_eq!(found.id, id);
-                }
-            });
-        }
-        assert_eq!(rt.cells.lock().expect("cells lock").len(), 0);
     }
 }

@@ -1,8 +1,10 @@
-//! Turning a task's log and its live events into one stream with no gap and no duplicate.
+//! Following a task: its log and its live events as one stream with no gap and no duplicate
+//! ([`Watch`], taken before the caller reads the task, so that nothing written after that read
+//! goes unheard).
 
-use super::StreamEvent;
-use crate::engine::{Engine, Update};
-use crate::store::StoredTask;
+use super::{Engine, Update};
+use crate::handler::{EventStream, StreamEvent};
+use crate::store::{Scope, StoredTask};
 use a2a_core::{StreamResponse, TaskId};
 use futures::StreamExt as _;
 use futures::stream::BoxStream;
@@ -13,7 +15,7 @@ use tokio::sync::broadcast::{self, error::RecvError};
 const PAGE: usize = 256;
 
 /// Where a stream hears of new events.
-pub(crate) enum Source {
+pub(super) enum Source {
     /// The broadcast of this process's execution of the task: the events themselves.
     Cell(broadcast::Receiver<Update>),
     /// The bus's notifications (another replica runs the task, or nobody does yet): each says
@@ -178,11 +180,7 @@ async fn read_log(
 }
 
 /// The log of a finished task after `cursor`, up to its terminal event.
-pub(super) fn replay(
-    rt: &Arc<Engine>,
-    id: &TaskId,
-    cursor: u64,
-) -> BoxStream<'static, StreamEvent> {
+fn replay(rt: &Arc<Engine>, id: &TaskId, cursor: u64) -> BoxStream<'static, StreamEvent> {
     let rt = rt.clone();
     let id = id.clone();
     let stream = async_stream::stream! {
@@ -209,4 +207,70 @@ pub(super) fn replay(
         }
     };
     Box::pin(stream)
+}
+
+/// A subscription to a task's events, taken before the caller reads the task: to this
+/// process's execution of the task if one runs here (its events themselves), else to the bus
+/// (notices to read the log). Whatever is written after it was taken reaches its stream.
+pub(crate) struct Watch {
+    id: TaskId,
+    source: Source,
+    /// The task as this process's execution published it when the watch was taken, and that
+    /// execution's scope.
+    running: Option<(Option<StoredTask>, Scope)>,
+    /// Taken when the execution here has not created the task yet: a stream that opens with a
+    /// snapshot then follows the bus, subscribed before the caller's read.
+    fallback: Option<BoxStream<'static, u64>>,
+}
+
+impl Engine {
+    /// A [`Watch`] of the task `id`, to take before reading the task.
+    pub(crate) fn watch(&self, id: &TaskId) -> Watch {
+        let Some(cell) = self.running_cell(id) else {
+            return Watch {
+                id: id.clone(),
+                source: Source::Bus(self.bus.subscribe(id)),
+                running: None,
+                fallback: None,
+            };
+        };
+        let (snapshot, rx) = cell.subscribe();
+        let fallback = snapshot.is_none().then(|| self.bus.subscribe(id));
+        Watch {
+            id: id.clone(),
+            source: Source::Cell(rx),
+            running: Some((snapshot, cell.scope.clone())),
+            fallback,
+        }
+    }
+
+    /// The log of the finished task `id` after `cursor`, up to its terminal event.
+    pub(crate) fn replay(self: &Arc<Self>, id: &TaskId, cursor: u64) -> EventStream {
+        replay(self, id, cursor)
+    }
+}
+
+impl Watch {
+    /// Whether an execution of the task runs in this process for callers of `scope`: then
+    /// the stream needs no read of the task to start.
+    pub(crate) fn runs_here_for(&self, scope: &Scope) -> bool {
+        self.running.as_ref().is_some_and(|(_, s)| s == scope)
+    }
+
+    /// The task's events after `cursor`: from its log, then live, until an event ends the
+    /// stream (see [`follow`]).
+    pub(crate) fn after(self, rt: &Arc<Engine>, cursor: u64) -> EventStream {
+        follow(rt, &self.id, None, cursor, self.source)
+    }
+
+    /// The task as first seen, then every event after it: the execution's snapshot when one
+    /// runs here and has created the task, else `stored` (the caller's read, made after the
+    /// watch was taken).
+    pub(crate) fn opened_with(self, rt: &Arc<Engine>, stored: StoredTask) -> EventStream {
+        match (self.running, self.fallback) {
+            (Some((Some(snapshot), _)), _) => from_snapshot(rt, snapshot, self.source),
+            (Some((None, _)), Some(notices)) => from_snapshot(rt, stored, Source::Bus(notices)),
+            _ => from_snapshot(rt, stored, self.source),
+        }
+    }
 }

@@ -1,0 +1,182 @@
+//! A task's [`Outbox`]: its broadcast, and the changes written but not yet durable. A change
+//! reaches subscribers (and the bus, and webhook delivery) only once a flush covers it, and
+//! changes are published in sequence order, each once: "durable before visible".
+
+use super::super::Engine;
+use crate::store::{StoreError, StoredTask};
+use a2a_core::{StreamResponse, Task, TaskId, TaskState};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast;
+
+/// How many live events a subscriber may fall behind before it catches up from the durable log
+/// instead. Small: every task being worked on allocates its channel.
+const BROADCAST_CAPACITY: usize = 32;
+
+/// One event of a task with its sequence number (the task's version after the write).
+#[derive(Debug)]
+pub(crate) struct SeqEvent {
+    pub(crate) seq: u64,
+    pub(super) event: Published,
+}
+
+/// A broadcast event. The creation snapshot shares the stored task: a subscriber that only
+/// waits for the end (a blocking `SendMessage`) never copies it.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // built once per event, already behind an Arc
+pub(super) enum Published {
+    Created(Arc<Task>),
+    Event(StreamResponse),
+}
+
+impl SeqEvent {
+    /// The state the event announces, if any.
+    fn state(&self) -> Option<&TaskState> {
+        match &self.event {
+            Published::Created(task) => Some(&task.status.state),
+            Published::Event(e) => e.state(),
+        }
+    }
+
+    /// Whether a stream ends after this event (see [`StreamResponse::ends_stream`]).
+    pub(crate) fn ends_stream(&self) -> bool {
+        match &self.event {
+            Published::Created(_) => self.state().is_some_and(TaskState::ends_stream),
+            Published::Event(e) => e.ends_stream(),
+        }
+    }
+
+    /// The event as sent to clients.
+    pub(crate) fn to_response(&self) -> StreamResponse {
+        match &self.event {
+            Published::Created(task) => StreamResponse::Task(Task::clone(task)),
+            Published::Event(e) => e.clone(),
+        }
+    }
+}
+
+/// What subscribers of a cell receive.
+#[derive(Clone, Debug)]
+pub(crate) enum Update {
+    /// A stored change.
+    Event(Arc<SeqEvent>),
+    /// An execution of the agent ended (after its last event).
+    Done,
+}
+
+/// A task's broadcast, with the changes written but not yet flushed, which it publishes once a
+/// flush covers them, in order. Shared with the background flush of [`TaskCell::record`](super::TaskCell::record),
+/// which holds no reference to the cell (the engine frees a cell that nothing else holds).
+#[derive(Debug)]
+pub(crate) struct Outbox {
+    id: TaskId,
+    pub(super) tx: broadcast::Sender<Update>,
+    state: Mutex<OutboxState>,
+}
+
+#[derive(Debug)]
+pub(super) struct OutboxState {
+    /// Written changes waiting for their flush, oldest first.
+    pub(super) queue: VecDeque<Unpublished>,
+    /// The task as the last published change left it, and that change's sequence number.
+    pub(super) published: Option<(Arc<Task>, u64)>,
+    /// Whether a background flush runs (see [`TaskCell::record`](super::TaskCell::record)).
+    pub(super) flushing: bool,
+}
+
+#[derive(Debug)]
+pub(super) struct Unpublished {
+    pub(super) event: Arc<SeqEvent>,
+    /// The task after the change.
+    pub(super) task: Arc<Task>,
+}
+
+impl Outbox {
+    /// The outbox of a task last written as `stored` (`None`: not created yet).
+    pub(in crate::engine) fn new(id: TaskId, stored: Option<&StoredTask>) -> Self {
+        Self {
+            id,
+            tx: broadcast::channel(BROADCAST_CAPACITY).0,
+            state: Mutex::new(OutboxState {
+                queue: VecDeque::new(),
+                published: stored.map(|s| (s.task.clone(), s.version)),
+                flushing: false,
+            }),
+        }
+    }
+
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, OutboxState> {
+        self.state.lock().expect("outbox lock")
+    }
+
+    /// Publishes the waiting changes up to `seq`, which a flush covered, in order (a caller
+    /// whose flush covered fewer may already have published some: each is published once);
+    /// then `now`, a change durable already (on a store whose writes are durable at once,
+    /// changes skip the queue and come straight here).
+    pub(super) async fn publish(&self, rt: &Engine, seq: u64, now: Option<Unpublished>) {
+        let mut terminal = false;
+        {
+            let mut out = self.lock();
+            if now.is_none() && out.queue.front().is_none_or(|u| u.event.seq > seq) {
+                return;
+            }
+            let mut send = |out: &mut OutboxState, u: Unpublished| {
+                let seq = u.event.seq;
+                terminal |= u.task.status.state.is_terminal();
+                out.published = Some((u.task, seq));
+                let _ = self.tx.send(Update::Event(u.event));
+                rt.bus.publish(&self.id, seq);
+            };
+            while out.queue.front().is_some_and(|u| u.event.seq <= seq) {
+                let u = out.queue.pop_front().expect("a change waits");
+                send(&mut out, u);
+            }
+            if let Some(u) = now {
+                send(&mut out, u);
+            }
+        }
+        if let Some(pusher) = &rt.pusher {
+            pusher.wake(&self.id).await;
+        }
+        if terminal {
+            rt.forget(&self.id);
+        }
+    }
+
+    /// Flushes, then publishes what the flush covered: every change written before it.
+    pub(super) async fn flush(&self, rt: &Engine) -> Result<(), StoreError> {
+        let Some(seq) = self.lock().queue.back().map(|u| u.event.seq) else {
+            return Ok(());
+        };
+        rt.store.sync().await?;
+        self.publish(rt, seq, None).await;
+        Ok(())
+    }
+
+    /// The background flush of [`TaskCell::record`](super::TaskCell::record): flushes and publishes until no change
+    /// waits, or until a flush fails (the changes then wait for the next change's flush, or
+    /// the wrap-up's).
+    pub(super) async fn flush_in_background(self: Arc<Self>, rt: Arc<Engine>) {
+        loop {
+            let Some(seq) = ({
+                let mut out = self.lock();
+                out.flushing = out.queue.back().is_some();
+                out.queue.back().map(|u| u.event.seq)
+            }) else {
+                return;
+            };
+            if let Err(e) = rt.store.sync().await {
+                tracing::error!(task = %self.id, error = %e, "flushing the task's changes failed");
+                self.lock().flushing = false;
+                return;
+            }
+            self.publish(&rt, seq, None).await;
+        }
+    }
+
+    /// Tells subscribers that an execution of the agent ended (after its published changes).
+    pub(in crate::engine) fn done(&self) {
+        let _out = self.lock();
+        let _ = self.tx.send(Update::Done);
+    }
+}

@@ -1,0 +1,490 @@
+//! Starting and continuing a task on a message. [`Engine::start`] and
+//! [`Engine::continue_task`] own every step a send takes before the agent runs: the message's
+//! claim (so that a retried send is answered as the first was), the webhook registration the
+//! message asked for, the execution lease, and the undo of each when a later step fails, so
+//! that a failed start leaves nothing behind and a retry of it runs afresh.
+
+use super::claim_key::claim_key;
+use super::follow::{self, Source};
+use super::{Change, Engine, Execution, Outcome, TaskCell, Update};
+use crate::agent::{RequestContext, ServiceParams};
+use crate::handler::{EventStream, StreamEvent};
+use crate::store::{MessageClaim, Scope, StoredTask};
+use a2a_core::{
+    ContextId, Error, ErrorKind, Message, StreamResponse, Task, TaskId, TaskPushNotificationConfig,
+};
+use futures::StreamExt as _;
+use std::sync::Arc;
+use tokio::sync::broadcast::{self, error::RecvError};
+
+/// A message to start or continue a task with, as the handler checked it.
+#[derive(Debug)]
+pub(crate) struct Incoming {
+    /// The caller's scope: the task's, and part of the message's claim key.
+    pub(crate) scope: Scope,
+    /// The call's service parameters, for the agent.
+    pub(crate) service_params: ServiceParams,
+    /// The extensions the call activates, for the agent.
+    pub(crate) extensions: Vec<String>,
+    /// The message (its `taskId` names the task a continuation continues).
+    pub(crate) message: Message,
+    /// A webhook to register for the task's events, its URL checked.
+    pub(crate) push: Option<TaskPushNotificationConfig>,
+    /// The call came through the v0.3 protocol (the webhook gets v0.3 payloads).
+    pub(crate) v03: bool,
+}
+
+/// What a send started.
+#[allow(clippy::large_enum_variant)] // one per call, moved once
+pub(crate) enum Started {
+    /// An execution of the agent, just started.
+    Run(Run),
+    /// A retry of a message received before: the agent does not run again.
+    Retry(Retry),
+}
+
+/// A retried message: the claim its first send left.
+#[derive(Debug)]
+pub(crate) struct Retry {
+    /// What the first send was used for.
+    pub(crate) claim: MessageClaim,
+    key: String,
+}
+
+/// A task execution, with a subscription to its events taken when it started.
+pub(crate) struct Run {
+    cell: Arc<TaskCell>,
+    rx: broadcast::Receiver<Update>,
+    /// The snapshot to open a stream with (continuations); a new task's stream opens with its
+    /// creation event instead.
+    first: Option<StoredTask>,
+    /// The agent's execution, for the caller to drive while it waits (see [`Execution`]).
+    /// `None` when the run was joined by a retry.
+    execution: Option<Execution>,
+}
+
+/// What a send that waited for its task answers.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// The agent answered with a message, and no task.
+    Reply(Message),
+    /// The task as published when the wait ended.
+    Task(StoredTask),
+}
+
+/// What a failed start has done so far, undone in reverse order by [`Engine::undo`].
+#[derive(Default)]
+struct Undo {
+    /// The cell was begun for an execution that did not start.
+    begun: Option<Arc<TaskCell>>,
+    /// A new task's cell is in the engine's map.
+    new_cell: Option<TaskId>,
+    /// The message's claim, taken.
+    claim: Option<String>,
+    /// A webhook registration made for the message: (task, config id).
+    webhook: Option<(TaskId, String)>,
+}
+
+impl Engine {
+    /// Starts a new task on `incoming.message`: claims the message (answering a retry with
+    /// its first send's claim instead), registers the webhook it asked for (delivering every
+    /// event of the task, its creation included), takes the task's execution lease, and
+    /// creates the agent's execution for the caller to drive. A step that fails undoes the
+    /// ones before it.
+    pub(crate) async fn start(self: &Arc<Self>, incoming: Incoming) -> Result<Started, Error> {
+        let Incoming {
+            scope,
+            service_params,
+            extensions,
+            mut message,
+            push,
+            v03,
+        } = incoming;
+        let task_id = TaskId::random();
+        let key = self.claims.is_some().then(|| claim_key(&scope, &message));
+        let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
+        message.task_id = Some(task_id.clone());
+        message.context_id = Some(context_id.clone());
+        crate::telemetry::record_task(&task_id, &context_id);
+        // The cell exists before the claim, so a duplicate always finds the task live.
+        let cell = self.cell_for_new(task_id, context_id, scope, message.clone(), key.clone());
+        let mut undo = Undo {
+            new_cell: Some(cell.id.clone()),
+            ..Undo::default()
+        };
+        if let Some(key) = key {
+            match self.claim(&key, &cell.id).await {
+                Ok(None) => undo.claim = Some(key),
+                Ok(Some(claim)) => {
+                    self.undo(undo).await;
+                    return Ok(Started::Retry(Retry { claim, key }));
+                }
+                Err(e) => {
+                    self.undo(undo).await;
+                    return Err(e);
+                }
+            }
+        }
+        if let Some(config) = push {
+            match Box::pin(self.register_webhook(&cell.id, config, v03, 0)).await {
+                Ok(config) => undo.webhook = Some((cell.id.clone(), config_id(&config))),
+                Err(e) => {
+                    self.undo(undo).await;
+                    return Err(e);
+                }
+            }
+        }
+        let generation = self.begin(&cell);
+        undo.begun = Some(cell.clone());
+        // Only with shared leases is there anything to wait for (boxed: every send's future
+        // stays small).
+        if self.replication.is_some()
+            && let Err(e) = Box::pin(self.lease(&cell.id, false)).await
+        {
+            self.undo(undo).await;
+            return Err(e);
+        }
+        let (_, rx) = cell.subscribe();
+        let rcx = request_context(&cell, message, None, service_params, extensions);
+        let execution = self.execution(cell.clone(), rcx, generation);
+        Ok(Started::Run(Run {
+            cell,
+            rx,
+            first: None,
+            execution: Some(execution),
+        }))
+    }
+
+    /// Continues the interrupted task `stored` with `incoming.message` (its context already
+    /// checked by the caller): claims the message (answering a retry with its first send's
+    /// claim), registers the webhook it asked for (delivering from the continuation on), takes
+    /// over the task's execution lease, moves the task to WORKING with the message, and creates
+    /// the agent's execution. A step that fails undoes the ones before it.
+    ///
+    /// `None` when the task has ended and the message is no retry of the one that continued it
+    /// before it ended: the caller refuses it.
+    pub(crate) async fn continue_task(
+        self: &Arc<Self>,
+        stored: StoredTask,
+        incoming: Incoming,
+    ) -> Result<Option<Started>, Error> {
+        let Incoming {
+            scope,
+            service_params,
+            extensions,
+            mut message,
+            push,
+            v03,
+        } = incoming;
+        let task_id = stored.task.id.clone();
+        let key = self.claims.is_some().then(|| claim_key(&scope, &message));
+        if stored.task.status.state.is_terminal() {
+            // A retry of the message that continued the task before it finished gets the task,
+            // as the first send did.
+            if let Some(key) = key {
+                if let Some(claim) = self.claim(&key, &task_id).await? {
+                    return Ok(Some(Started::Retry(Retry { claim, key })));
+                }
+                self.release_claim(&key).await?;
+            }
+            return Ok(None);
+        }
+        message.context_id = Some(stored.task.context_id.clone());
+        let mut undo = Undo::default();
+        if let Some(key) = key {
+            if let Some(claim) = self.claim(&key, &task_id).await? {
+                return Ok(Some(Started::Retry(Retry { claim, key })));
+            }
+            undo.claim = Some(key);
+        }
+        if let Some(config) = push {
+            match self
+                .register_webhook(&task_id, config, v03, stored.version)
+                .await
+            {
+                Ok(config) => undo.webhook = Some((task_id.clone(), config_id(&config))),
+                Err(e) => {
+                    self.undo(undo).await;
+                    return Err(e);
+                }
+            }
+        }
+        let cell = self.cell_for(stored);
+        // The run starts before the task moves to WORKING: a wrap-up of the run that asked for
+        // input then leaves the task alone, and no replica takes it for an orphan.
+        let generation = self.begin(&cell);
+        undo.begun = Some(cell.clone());
+        // Taken over, and kept if a later step fails: another replica may have continued the
+        // task meanwhile, and a task left WORKING without a lease would be resumed as an
+        // orphan while that replica runs it.
+        if let Err(e) = self.lease(&task_id, true).await {
+            self.undo(undo).await;
+            return Err(e);
+        }
+        let applied = match cell
+            .apply(self, Change::Continue(message.clone()), true)
+            .await
+        {
+            Ok(applied) => applied,
+            Err(e) => {
+                self.undo(undo).await;
+                return Err(e);
+            }
+        };
+        let (Some(stored), Some(rx)) = (applied.stored, applied.rx) else {
+            // Unreachable: a change applied to a stored task always leaves one.
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "continuation lost its task",
+            ));
+        };
+        let task = Some(Task::clone(&stored.task));
+        let rcx = request_context(&cell, message, task, service_params, extensions);
+        let execution = self.execution(cell.clone(), rcx, generation);
+        Ok(Some(Started::Run(Run {
+            cell,
+            rx,
+            first: Some(stored),
+            execution: Some(execution),
+        })))
+    }
+
+    /// Records the claim of a message on `task` under `key`, unless the key is taken: then
+    /// returns the claim already there.
+    async fn claim(&self, key: &str, task: &TaskId) -> Result<Option<MessageClaim>, Error> {
+        let Some(claims) = &self.claims else {
+            return Ok(None);
+        };
+        let claim = MessageClaim {
+            task_id: task.clone(),
+            reply: None,
+            received_ms: a2a_core::Timestamp::now().unix_millis(),
+        };
+        Ok(claims.claim_message(key, claim).await?)
+    }
+
+    /// Removes the claim under `key`: the message did not take effect, and a retry of it is
+    /// processed afresh.
+    pub(super) async fn release_claim(&self, key: &str) -> Result<(), Error> {
+        if let Some(claims) = &self.claims {
+            claims.release_claim(key).await?;
+        }
+        Ok(())
+    }
+
+    /// Undoes what a failed start did, latest first. Each step is tried whatever the others
+    /// do; a step that fails is logged (the claim expires with the de-duplication window, the
+    /// webhook registration names a task that never ran).
+    async fn undo(&self, undo: Undo) {
+        if let Some(cell) = &undo.begun {
+            self.abandon(cell);
+        }
+        if let Some(id) = &undo.new_cell {
+            self.forget(id);
+        }
+        if let Some((task, id)) = &undo.webhook
+            && let Err(e) = self.store.delete_push_config(task, id).await
+        {
+            tracing::warn!(task = %task, error = %e, "could not remove the webhook of a failed send");
+        }
+        if let Some(key) = &undo.claim
+            && let Err(e) = self.release_claim(key).await
+        {
+            tracing::warn!(error = %e, "could not release the claim of a failed send");
+        }
+    }
+
+    /// The run of a retried message's first send, if it runs in this process for callers of
+    /// `scope`: the retry waits on it as the first send does.
+    pub(crate) fn join(&self, retry: &Retry, scope: &Scope) -> Option<Run> {
+        let cell = self
+            .live_cell(&retry.claim.task_id)
+            .filter(|c| c.scope == *scope)?;
+        let (first, rx) = cell.subscribe();
+        Some(Run {
+            cell,
+            rx,
+            first,
+            execution: None,
+        })
+    }
+
+    /// Waits for a retried message's first send to settle when it ran elsewhere (or ended):
+    /// follows the task's log until it ends or pauses (until it exists, with `immediately`).
+    /// Returns the first send's message reply if it was answered with one. The claim is read
+    /// again whenever nothing happened for a while: a first send answered with a message has
+    /// no task events, and one the agent refused left no claim (an error then).
+    pub(crate) async fn settle_retry(
+        self: &Arc<Self>,
+        retry: Retry,
+        immediately: bool,
+    ) -> Result<Option<Message>, Error> {
+        const RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
+        let Retry { claim, key } = retry;
+        let Some(claims) = &self.claims else {
+            return Ok(None);
+        };
+        let id = claim.task_id.clone();
+        let source = Source::Bus(self.bus.subscribe(&id));
+        let mut stream = follow::follow(self, &id, None, 0, source);
+        loop {
+            match tokio::time::timeout(RECHECK, stream.next()).await {
+                Ok(Some(_)) if immediately => return Ok(None),
+                Ok(Some(_)) => {}
+                Ok(None) => return Ok(None),
+                Err(_) => match claims.claim_message(&key, claim.clone()).await? {
+                    Some(MessageClaim { reply: Some(m), .. }) => return Ok(Some(m)),
+                    Some(_) => {}
+                    None => {
+                        // The claim was gone (the agent refused the first send), and this
+                        // look took it: give it back, so that the next try runs afresh.
+                        claims.release_claim(&key).await?;
+                        return Err(Error::new(
+                            ErrorKind::UnsupportedOperation,
+                            "The first send of this message was refused; send it again to retry",
+                        ));
+                    }
+                },
+            }
+        }
+    }
+
+    /// The stream of a retried streaming send: the first send's reply, or its task's events
+    /// from the start.
+    pub(crate) fn replay_retry(self: &Arc<Self>, retry: Retry) -> EventStream {
+        match retry.claim.reply {
+            Some(m) => Box::pin(futures::stream::once(async move {
+                StreamEvent {
+                    seq: 0,
+                    event: StreamResponse::Message(m),
+                }
+            })),
+            None => self.watch(&retry.claim.task_id).after(self, 0),
+        }
+    }
+}
+
+impl Run {
+    /// Waits until the task ends or pauses (with `immediately`, until it exists), driving the
+    /// agent's execution meanwhile, and returns what the send answers. With `immediately`, the
+    /// execution goes on in the background at once, however long the agent then works without
+    /// yielding; an unfinished one (a task waiting for input) goes on in the background too.
+    pub(crate) async fn settle(mut self, immediately: bool) -> Result<Answer, Error> {
+        let settled =
+            (self.first.as_ref()).is_some_and(|t| immediately || t.task.status.state.ends_stream());
+        if immediately && let Some(execution) = self.execution.take() {
+            execution.detach();
+        }
+        if !settled {
+            let waiting = wait(&self.cell, &mut self.rx, immediately);
+            match &mut self.execution {
+                Some(execution) => execution.drive(waiting).await,
+                None => waiting.await,
+            }
+        }
+        drop(self.execution);
+        match self.cell.outcome().await? {
+            Outcome::Reply(m) => Ok(Answer::Reply(m)),
+            Outcome::Task(Some(stored)) => Ok(Answer::Task(stored)),
+            Outcome::Task(None) => Err(Error::new(ErrorKind::Internal, "the task was not created")),
+        }
+    }
+
+    /// The run's events as a stream: a continuation's opens with the task as the continuation
+    /// left it. A new task's waits for the agent's first event, so that an agent refusing the
+    /// request (an A2A error before any event) is answered with that error rather than a
+    /// stream, and opens with that event (published, so durable: the log is read only if the
+    /// broadcast falls behind). The rest of the execution runs in the background.
+    pub(crate) async fn stream(self, rt: &Arc<Engine>) -> Result<EventStream, Error> {
+        let Self {
+            cell,
+            mut rx,
+            first,
+            execution,
+        } = self;
+        let Some(mut execution) = execution else {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "a joined run has no stream",
+            ));
+        };
+        if let Some(t) = first {
+            execution.detach();
+            return Ok(follow::from_snapshot(rt, t, Source::Cell(rx)));
+        }
+        let first = execution.drive(rx.recv()).await;
+        execution.detach();
+        match first {
+            Ok(Update::Event(e)) if e.seq == 0 => {
+                let reply = StreamEvent {
+                    seq: 0,
+                    event: e.to_response(),
+                };
+                return Ok(Box::pin(futures::stream::once(async move { reply })));
+            }
+            Ok(Update::Event(e)) if e.seq == 1 => {
+                let first = StreamEvent {
+                    seq: 1,
+                    event: e.to_response(),
+                };
+                // A task created finished or interrupted (input required): that one event is
+                // the whole stream, as for any live event.
+                if e.ends_stream() {
+                    return Ok(Box::pin(futures::stream::once(async move { first })));
+                }
+                let source = Source::Cell(rx);
+                return Ok(follow::follow(rt, &cell.id, Some(first), 1, source));
+            }
+            Ok(Update::Done) | Err(RecvError::Closed) => {
+                if let Some(refusal) = cell.refusal().await {
+                    return Err(refusal);
+                }
+            }
+            Ok(Update::Event(_)) | Err(RecvError::Lagged(_)) => {}
+        }
+        Ok(follow::follow(rt, &cell.id, None, 0, Source::Cell(rx)))
+    }
+}
+
+/// The id of a registered webhook config (always set once registered).
+fn config_id(config: &TaskPushNotificationConfig) -> String {
+    config.id.clone().unwrap_or_default()
+}
+
+/// The [`RequestContext`] of an execution on `cell`.
+fn request_context(
+    cell: &TaskCell,
+    message: Message,
+    stored_task: Option<Task>,
+    service_params: ServiceParams,
+    extensions: Vec<String>,
+) -> RequestContext {
+    RequestContext {
+        task_id: cell.id.clone(),
+        context_id: cell.context_id.clone(),
+        message,
+        stored_task,
+        service_params,
+        extensions,
+        scope: cell.scope.clone(),
+        cancel: cell.cancel.clone(),
+    }
+}
+
+/// Waits until the cell's task ends or pauses (or, with `immediately`, until it exists).
+async fn wait(cell: &TaskCell, rx: &mut broadcast::Receiver<Update>, immediately: bool) {
+    loop {
+        match rx.recv().await {
+            Ok(Update::Event(e)) if immediately || e.ends_stream() => return,
+            Ok(Update::Event(_)) => {}
+            Ok(Update::Done) | Err(RecvError::Closed) => return,
+            Err(RecvError::Lagged(_)) => {
+                // Events were missed: the task exists (all `immediately` waits for); otherwise
+                // its current state says whether it ended meanwhile.
+                if immediately || cell.current_state().is_some_and(|s| s.ends_stream()) {
+                    return;
+                }
+            }
+        }
+    }
+}

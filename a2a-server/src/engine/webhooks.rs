@@ -1,0 +1,108 @@
+//! Webhook registrations, as the engine keeps them: in the store's [`PushStore`], delivered by
+//! the [`Pusher`](crate::push::Pusher) from the task's log.
+//!
+//! [`PushStore`]: crate::store::PushStore
+
+use super::Engine;
+use crate::push::Pusher;
+use crate::store::PushRecord;
+use a2a_core::{Error, ErrorKind, TaskId, TaskPushNotificationConfig};
+use std::sync::Arc;
+
+impl Engine {
+    /// The webhook delivery, or PushNotificationNotSupported when push notifications are off.
+    pub(crate) fn pusher(&self) -> Result<&Arc<Pusher>, Error> {
+        self.pusher.as_ref().ok_or_else(|| {
+            Error::new(
+                ErrorKind::PushNotificationNotSupported,
+                "This agent does not support push notifications",
+            )
+        })
+    }
+
+    /// Stores a webhook registration for `task_id` (with a new config id unless it has one),
+    /// delivering the events after `delivered`. Returns the config as registered.
+    pub(crate) async fn register_webhook(
+        &self,
+        task_id: &TaskId,
+        mut config: TaskPushNotificationConfig,
+        v03: bool,
+        delivered: u64,
+    ) -> Result<TaskPushNotificationConfig, Error> {
+        let pusher = self.pusher()?;
+        pusher.settings().check_url(&config.url)?;
+        config.task_id = Some(task_id.clone());
+        config.tenant = None;
+        if config.id.is_none() {
+            config.id = Some(uuid::Uuid::new_v4().to_string());
+        }
+        let record = PushRecord {
+            config: config.clone(),
+            v03,
+            delivered,
+            dead_letter: None,
+        };
+        pusher.register(record).await?;
+        Ok(config)
+    }
+
+    /// The push config of a retried send, answered with the task of its first send:
+    /// registered on that task as the first send would have, delivering from the task's
+    /// first event (a client that retries a send expects every event of the task at its
+    /// webhook). Unless it is registered already: the same config id with the same URL, token
+    /// and authentication, or, without an id, a registration with the same URL, token and
+    /// authentication (the first send's own); then its delivery goes on where it is. The same
+    /// id with another config replaces it, as `CreateTaskPushNotificationConfig` would.
+    pub(crate) async fn register_retried_webhook(
+        &self,
+        task_id: &TaskId,
+        config: TaskPushNotificationConfig,
+        v03: bool,
+    ) -> Result<(), Error> {
+        let same = |r: &PushRecord| {
+            r.config.url == config.url
+                && r.config.token == config.token
+                && r.config.authentication == config.authentication
+        };
+        let registered = match &config.id {
+            Some(id) => self.webhook(task_id, id).await?.is_some_and(|r| same(&r)),
+            None => self.webhooks(task_id).await?.iter().any(same),
+        };
+        if !registered {
+            self.register_webhook(task_id, config, v03, 0).await?;
+        }
+        Ok(())
+    }
+
+    /// A task's webhook registrations, in registration order.
+    pub(crate) async fn webhooks(&self, task_id: &TaskId) -> Result<Vec<PushRecord>, Error> {
+        Ok(self.store.push_configs(task_id).await?)
+    }
+
+    /// One webhook registration of a task, by config id.
+    pub(crate) async fn webhook(
+        &self,
+        task_id: &TaskId,
+        id: &str,
+    ) -> Result<Option<PushRecord>, Error> {
+        Ok(self.store.push_config(task_id, id).await?)
+    }
+
+    /// Removes a webhook registration, durably. Returns whether it existed.
+    pub(crate) async fn delete_webhook(&self, task_id: &TaskId, id: &str) -> Result<bool, Error> {
+        let deleted = self.store.delete_push_config(task_id, id).await?;
+        if deleted {
+            self.store.sync().await?;
+        }
+        Ok(deleted)
+    }
+
+    /// Removes every webhook registration of a task that never came to be (a refused send).
+    pub(super) async fn forget_webhooks(&self, task_id: &TaskId) {
+        if let Ok(configs) = self.store.push_configs(task_id).await {
+            for config in configs {
+                let _ = self.store.delete_push_config(task_id, config.id()).await;
+            }
+        }
+    }
+}
