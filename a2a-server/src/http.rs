@@ -3,6 +3,7 @@
 //! binding (`/message:send`, `/tasks/{id}`, …, also under a `/{tenant}` prefix).
 
 mod auth;
+mod binding;
 mod builder;
 mod card;
 mod extract;
@@ -25,12 +26,17 @@ use crate::agent::Agent;
 use crate::auth::DynAuthenticator;
 use crate::handler::RequestHandler;
 use a2a_core::AgentCard;
+use auth::AuthLayer;
 use axum::Router;
+use axum::extract::{Request, State};
+use axum::handler::Handler as _;
 use axum::http;
 use axum::routing::get;
+use binding::{Binding, Door};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tower::Layer as _;
 
 /// The default request body limit: 10 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 10 * 1024 * 1024;
@@ -160,7 +166,8 @@ impl Server {
 
     /// The axum router with every route of the bindings and the agent card (gRPC calls, told
     /// apart by their `content-type`, go to the gRPC binding whatever their path, but the
-    /// card's). It starts nothing in the background: spawn [`Server::upkeep`] (taken before
+    /// card's). The bindings are inside the server's authentication, a tower layer that the
+    /// card's routes (public) are not in. It starts nothing in the background: spawn [`Server::upkeep`] (taken before
     /// this call) for the retention sweeps, or use [`Server::serve`], which runs both.
     /// Start-up recovery and the resumption of pending webhook deliveries run before the first
     /// request either way ([`RequestHandler::recover`]).
@@ -190,24 +197,25 @@ impl Server {
                 .allow_methods([http::Method::GET])
                 .expose_headers([http::header::ETAG, http::header::LAST_MODIFIED]),
         );
-        let router = card_routes.fallback(bindings);
+        // The bindings, inside the authentication layer (the card stays public).
+        let door = Door::Http {
+            grpc: state.config.grpc,
+        };
+        let router = card_routes.merge(bindings(&state, door));
         observed(router, &state).with_state(state)
     }
 
     /// [`Server::into_router`], and what [`Server::serve`] needs to reach the bindings without
     /// it (see [`Routes::call`]).
     fn into_routes(self) -> Routes {
-        let telemetry = crate::telemetry::Layer::wanted(self.state.metrics.clone()).is_some();
-        let direct = (!telemetry).then(|| self.state.clone());
-        Routes {
-            router: self.into_router(),
-            direct,
-        }
+        // Every request through the router: the bindings are inside the authentication layer.
+        Routes::router(self.into_router())
     }
 
     /// The routes of a listener of gRPC only.
     fn grpc_routes(state: Arc<AppState>) -> Routes {
-        Routes::router(observed(Router::new().fallback(grpc::only), &state).with_state(state))
+        let router = bindings(&state, Door::GrpcOnly);
+        Routes::router(observed(router, &state).with_state(state))
     }
 }
 
@@ -228,63 +236,28 @@ pub(crate) fn bytes_response(
     response
 }
 
-/// Where [`Server::serve`] sends a request: [`Server::into_router`]'s router, or straight to
-/// its fallback, [`bindings`], where the router would do nothing else.
-#[derive(Clone)]
+/// Where [`Server::serve`] sends a request: [`Server::into_router`]'s router, every request
+/// through it (the bindings are inside its authentication layer).
+#[derive(Clone, Debug)]
 pub(crate) struct Routes {
     router: Router,
-    /// The bindings' state, when the router's fallback has no layer around it (no telemetry).
-    direct: Option<Arc<AppState>>,
-}
-
-impl std::fmt::Debug for Routes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Routes")
-            .field("router", &self.router)
-            .field("direct", &self.direct.is_some())
-            .finish()
-    }
 }
 
 impl Routes {
-    /// A router of its own, every request through it (the gRPC listener's).
+    /// The routes of `router`.
     fn router(router: Router) -> Self {
-        Self {
-            router,
-            direct: None,
-        }
+        Self { router }
     }
 
-    /// Sends `request` straight to [`bindings`] if the router would only have called its
-    /// fallback (any path but the agent card's, under `/.well-known/`; any method but `HEAD`,
-    /// whose body the router drops), else through the router. Straight, it skips the router's
-    /// matching, its extensions, its box around the handler's future and its response fix-ups
-    /// (which hyper makes anyway): about 2.7k instructions of a 26.2k `GetTask` (callgrind).
+    /// Sends `request` through the router.
     pub(crate) fn call(&self, request: axum::extract::Request) -> Answer {
-        match &self.direct {
-            Some(state)
-                if !request
-                    .uri()
-                    .path()
-                    .starts_with(a2a_core::WELL_KNOWN_PREFIX)
-                    && request.method() != http::Method::HEAD =>
-            {
-                let state = axum::extract::State(state.clone());
-                Answer::Bindings(Box::pin(bindings(state, request)))
-            }
-            // The router is always ready; a clone is a reference count.
-            _ => Answer::Router(tower::Service::call(&mut self.router.clone(), request)),
-        }
+        // The router is always ready; a clone is a reference count.
+        Answer(tower::Service::call(&mut self.router.clone(), request))
     }
 }
 
 /// The future of a request's answer (see [`Routes::call`]).
-#[allow(clippy::large_enum_variant)] // one per request, moved once, into hyper's connection
-pub(crate) enum Answer {
-    Router(axum::routing::future::RouteFuture<std::convert::Infallible>),
-    /// [`bindings`]' future, boxed (as the router boxes it).
-    Bindings(std::pin::Pin<Box<dyn std::future::Future<Output = axum::response::Response> + Send>>),
-}
+pub(crate) struct Answer(axum::routing::future::RouteFuture<std::convert::Infallible>);
 
 impl std::future::Future for Answer {
     type Output = axum::response::Response;
@@ -293,40 +266,20 @@ impl std::future::Future for Answer {
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
-        match self.get_mut() {
-            Self::Router(future) => std::pin::Pin::new(future)
-                .poll(cx)
-                .map(|answer| answer.unwrap_or_else(|never| match never {})),
-            Self::Bindings(future) => future.as_mut().poll(cx),
-        }
+        std::pin::Pin::new(&mut self.get_mut().0)
+            .poll(cx)
+            .map(|answer| answer.unwrap_or_else(|never| match never {}))
     }
 }
 
-/// Every request but the agent card's. A gRPC call (told apart by its `content-type`, whatever
-/// its path) goes to the gRPC binding, which authenticates it itself; the rest, authenticated,
-/// to JSON-RPC at `/` and to HTTP+JSON elsewhere. One handler rather than a layer around each
-/// route: axum boxes the future of every layer of a route again, about 1.5k instructions a
-/// layer, a twentieth of a `GetTask` (callgrind).
-async fn bindings(
-    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
-    request: axum::extract::Request,
-) -> axum::response::Response {
-    if state.config.grpc && grpc::is_grpc(request.headers()) {
-        // Boxed: the gRPC binding's future would make this one larger for every request.
-        return Box::pin(grpc::serve(state, request)).await;
-    }
-    let request = match auth::admit(&state, request).await {
-        Ok(r) => r,
-        Err(refused) => return refused,
+/// A router sending every request (on the HTTP port, every one but the agent card's) to the
+/// binding it is for behind `door` ([`Binding::of`]), inside the authentication layer.
+fn bindings(state: &Arc<AppState>, door: Door) -> Router<Arc<AppState>> {
+    let dispatch = move |State(state): State<Arc<AppState>>, request: Request| async move {
+        Binding::of(&request, door).serve(&state, request).await
     };
-    let response = if request.uri().path() != "/" {
-        rest::serve(&state, request).await
-    } else if request.method() == http::Method::POST {
-        jsonrpc::serve(&state, request).await
-    } else {
-        jsonrpc::wrong_method(request.method())
-    };
-    auth::challenge(state.auth.as_deref(), response)
+    let dispatch = AuthLayer::new(state, door).layer(dispatch.with_state(state.clone()));
+    Router::new().fallback_service(dispatch)
 }
 
 /// `router` inside the telemetry layer (outermost, so that every binding's calls are
