@@ -3,6 +3,7 @@
 //! binding (`/message:send`, `/tasks/{id}`, …, also under a `/{tenant}` prefix).
 
 mod auth;
+mod binding;
 mod builder;
 mod card;
 mod extract;
@@ -25,12 +26,17 @@ use crate::agent::Agent;
 use crate::auth::DynAuthenticator;
 use crate::handler::RequestHandler;
 use a2a_core::AgentCard;
+use auth::AuthLayer;
 use axum::Router;
+use axum::extract::{Request, State};
+use axum::handler::Handler as _;
 use axum::http;
 use axum::routing::get;
+use binding::{Binding, Door};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tower::Layer as _;
 
 /// The default request body limit: 10 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 10 * 1024 * 1024;
@@ -170,8 +176,10 @@ impl Server {
 
     /// The axum router with every route of the bindings and the agent card (gRPC calls, told
     /// apart by their `content-type`, go to the gRPC binding whatever their path, but the
-    /// card's). It starts nothing in the background: spawn [`Server::upkeep`] (taken before
-    /// this call) for the retention sweeps, or use [`Server::serve`], which runs both.
+    /// card's). The bindings are inside the server's authentication, a tower layer that the
+    /// card's routes (public) are not in. It starts nothing in the background: spawn
+    /// [`Server::upkeep`] (taken before this call) for the retention sweeps, or use
+    /// [`Server::serve`], which runs both.
     /// Start-up recovery and the resumption of pending webhook deliveries run before the first
     /// request either way ([`RequestHandler::recover`]).
     pub fn into_router(self) -> Router {
@@ -198,20 +206,23 @@ impl Server {
                 .allow_methods([http::Method::GET])
                 .expose_headers([http::header::ETAG, http::header::LAST_MODIFIED]),
         );
-        let router = card_routes.fallback(bindings);
+        // The bindings, inside the authentication layer (the card stays public).
+        let door = Door::Http {
+            grpc: state.config.grpc,
+        };
+        let router = card_routes.merge(bindings(&state, door));
         observed(router, &state).with_state(state)
     }
 
     /// The router of a listener of gRPC only.
     pub(crate) fn grpc_router(state: Arc<AppState>) -> Router {
-        observed(Router::new().fallback(grpc::only), &state).with_state(state)
+        let router = bindings(&state, Door::GrpcOnly);
+        observed(router, &state).with_state(state)
     }
 }
 
 /// A response of `status` whose body is `bytes` of type `content_type` (a binding's JSON),
-/// built directly: axum's `(status, [(CONTENT_TYPE, ..)], bytes).into_response()` first sets
-/// `application/octet-stream` and then replaces it (callgrind: 240 instructions of a
-/// `GetTask`, 660 of a `SendMessage`).
+/// with that one content type set once.
 pub(crate) fn bytes_response(
     status: http::StatusCode,
     content_type: http::HeaderValue,
@@ -225,31 +236,14 @@ pub(crate) fn bytes_response(
     response
 }
 
-/// Every request but the agent card's. A gRPC call (told apart by its `content-type`, whatever
-/// its path) goes to the gRPC binding, which authenticates it itself; the rest, authenticated,
-/// to JSON-RPC at `/` and to HTTP+JSON elsewhere. One handler rather than a layer around each
-/// route: axum boxes the future of every layer of a route again, about 1.5k instructions a
-/// layer, a twentieth of a `GetTask` (callgrind).
-async fn bindings(
-    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
-    request: axum::extract::Request,
-) -> axum::response::Response {
-    if state.config.grpc && grpc::is_grpc(request.headers()) {
-        // Boxed: the gRPC binding's future would make this one larger for every request.
-        return Box::pin(grpc::serve(state, request)).await;
-    }
-    let request = match auth::admit(&state, request).await {
-        Ok(r) => r,
-        Err(refused) => return refused,
+/// A router sending every request (on the HTTP port, every one but the agent card's) to the
+/// binding it is for behind `door` ([`Binding::of`]), inside the authentication layer.
+fn bindings(state: &Arc<AppState>, door: Door) -> Router<Arc<AppState>> {
+    let dispatch = move |State(state): State<Arc<AppState>>, request: Request| async move {
+        Binding::of(&request, door).serve(&state, request).await
     };
-    let response = if request.uri().path() != "/" {
-        rest::serve(&state, request).await
-    } else if request.method() == http::Method::POST {
-        jsonrpc::serve(&state, request).await
-    } else {
-        jsonrpc::wrong_method(request.method())
-    };
-    auth::challenge(state.auth.as_deref(), response)
+    let dispatch = AuthLayer::new(state, door).layer(dispatch.with_state(state.clone()));
+    Router::new().fallback_service(dispatch)
 }
 
 /// `router` inside the telemetry layer (outermost, so that every binding's calls are

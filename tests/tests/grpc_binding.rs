@@ -11,9 +11,9 @@ use a2a_e2e::agents::{Echo, Kitchen};
 use a2a_e2e::{Binding, Kind, Op, TestServer, send_params, str_at, within};
 use serde_json::{Value, json};
 
-/// A raw gRPC call over HTTP/2 (reqwest, prior knowledge): `frame` is sent as the body as is.
-/// Returns the HTTP status, the headers (a trailers-only error has its `grpc-status` there) and
-/// the body.
+/// A raw gRPC call over HTTP/2 (reqwest, prior knowledge): `frame` is sent as the body as is,
+/// with `content-type: application/grpc` unless `headers` name another. Returns the HTTP
+/// status, the headers (a trailers-only error has its `grpc-status` there) and the body.
 async fn raw(
     srv: &TestServer,
     path: &str,
@@ -24,12 +24,16 @@ async fn raw(
         .http2_prior_knowledge()
         .build()
         .expect("an HTTP/2 client");
+    let content_type = headers
+        .iter()
+        .find(|(k, _)| *k == "content-type")
+        .map_or("application/grpc", |(_, v)| *v);
     let mut rb = http
         .post(srv.url(path))
-        .header("content-type", "application/grpc")
+        .header("content-type", content_type)
         .header("te", "trailers")
         .body(frame);
-    for (k, v) in headers {
+    for (k, v) in headers.iter().filter(|(k, _)| *k != "content-type") {
         rb = rb.header(*k, *v);
     }
     let response = within("the raw gRPC call", rb.send()).await.expect("sent");
@@ -234,6 +238,53 @@ async fn a_compressed_message_is_refused_cleanly() {
     assert_eq!(status, 200);
     let (code, _, _) = error_of(&headers);
     assert_eq!(code, "UNIMPLEMENTED");
+    still_serving(&srv).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_is_told_by_its_exact_media_type_and_grpc_web_is_refused() {
+    let srv = TestServer::start(Echo).await;
+    let message = proto::encode(&send_params("hi"), &schema::SEND_MESSAGE_REQUEST).unwrap();
+    let send = "/lf.a2a.v1.A2AService/SendMessage";
+    // Any case, with parameters: a gRPC call, answered with a message.
+    for ct in [
+        "application/grpc+proto",
+        "Application/GRPC",
+        "application/gRPC+Proto; charset=utf-8",
+    ] {
+        let (status, headers, body) =
+            raw(&srv, send, frame(&message), &[("content-type", ct)]).await;
+        assert_eq!(status, 200, "{ct}");
+        assert!(headers.get("grpc-status").is_none(), "{ct}: {headers:?}");
+        assert_eq!(headers["content-type"], "application/grpc", "{ct}");
+        assert!(body.len() > 5, "{ct}: a message in its frame");
+    }
+    // gRPC-Web, or messages of another codec: refused with 415, saying why.
+    for ct in [
+        "application/grpc-web",
+        "application/grpc-web+proto",
+        "application/GRPC-WEB-TEXT",
+        "application/grpc+json",
+    ] {
+        let (status, headers, body) =
+            raw(&srv, send, frame(&message), &[("content-type", ct)]).await;
+        assert_eq!(status, 415, "{ct}");
+        assert!(headers.get("grpc-status").is_none(), "{ct}: {headers:?}");
+        let body = String::from_utf8(body).unwrap();
+        assert!(body.contains("not gRPC-Web"), "{ct}: {body}");
+    }
+    // Not gRPC at all: the HTTP+JSON binding, which has no route there.
+    let (status, headers, body) = raw(
+        &srv,
+        send,
+        frame(&message),
+        &[("content-type", "application/grpcfoo")],
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(headers.get("grpc-status").is_none(), "{headers:?}");
+    let body: Value = serde_json::from_slice(&body).expect("a JSON error body");
+    assert_eq!(body["error"]["code"], 404, "{body}");
     still_serving(&srv).await;
 }
 

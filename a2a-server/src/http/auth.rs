@@ -1,123 +1,182 @@
-//! Authentication of the JSON-RPC and HTTP+JSON bindings (the gRPC binding asks
-//! [`principal`] itself).
+//! Authentication as a tower layer around the bindings (the agent card stays public): it asks
+//! the authenticator about each request, records the caller in the request's extensions (a
+//! [`Principal`] and its [`Granted`] scopes), and answers a refusal in the error form of the
+//! request's binding ([`Binding::of`], the same decision the dispatch makes). On the JSON-RPC
+//! and HTTP+JSON bindings it also gives every 401 and 403 its `WWW-Authenticate` challenge.
+//! Authorization by scope ([`authorize`]) runs later, where the operation is known.
 
-use super::{AppState, jsonrpc, rest};
-use crate::auth::{AuthDecision, DynAuthenticator, Granted, Principal};
+use super::AppState;
+use super::binding::{Binding, Door};
+use crate::auth::{AuthDecision, DEFAULT_CHALLENGE, DynAuthenticator, Granted, Principal};
+use crate::telemetry::MetricsInner;
 use axum::extract::Request;
-use axum::http;
+use axum::http::header::WWW_AUTHENTICATE;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
+use futures::future::BoxFuture;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
-/// Authentication of a request to the JSON-RPC or HTTP+JSON binding: the request with its
-/// caller recorded (a [`Principal`] and its [`Granted`] scopes, when there is an
-/// authenticator), or the 401 to answer with, challenge included. Every other 401 or 403 that
-/// the binding answers gets its challenge from [`challenge`].
-pub(super) async fn admit(state: &AppState, request: Request) -> Result<Request, Response> {
-    let Some(auth) = state.auth.as_deref() else {
-        return Ok(request);
-    };
-    let (mut parts, body) = request.into_parts();
-    let error = match principal(state, &parts).await {
-        Ok(caller) => {
-            if let Some((principal, granted)) = caller {
-                parts.extensions.insert(principal);
-                parts.extensions.insert(granted);
-            }
-            return Ok(Request::from_parts(parts, body));
+/// The layer that authenticates every request reaching the bindings behind a door.
+#[derive(Clone, Debug)]
+pub(crate) struct AuthLayer {
+    auth: Option<Arc<dyn DynAuthenticator>>,
+    metrics: Option<Arc<MetricsInner>>,
+    door: Door,
+}
+
+impl AuthLayer {
+    /// The layer of the server `state`, for the bindings behind `door`.
+    pub(crate) fn new(state: &AppState, door: Door) -> Self {
+        Self {
+            auth: state.auth.clone(),
+            metrics: state.metrics.clone(),
+            door,
         }
-        Err(error) => error,
+    }
+}
+
+impl<S> tower::Layer<S> for AuthLayer {
+    type Service = Authenticate<S>;
+
+    fn layer(&self, inner: S) -> Authenticate<S> {
+        Authenticate {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// The service of [`AuthLayer`].
+#[derive(Clone, Debug)]
+pub(crate) struct Authenticate<S> {
+    inner: S,
+    layer: AuthLayer,
+}
+
+impl<S> tower::Service<Request> for Authenticate<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // The inner service that was made ready is the one called (tower's clone-and-swap).
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let binding = Binding::of(&request, self.layer.door);
+        let AuthLayer { auth, metrics, .. } = self.layer.clone();
+        Box::pin(async move {
+            let request = match (binding, auth.as_deref()) {
+                // Nothing is served there (a 415): nothing to authenticate.
+                (Binding::Unsupported(_), _) | (_, None) => request,
+                (_, Some(authenticator)) => match admit(authenticator, request).await {
+                    Ok(request) => request,
+                    Err(refusal) => {
+                        if let Some(metrics) = &metrics {
+                            metrics.auth_failed(refusal != Refusal::Missing);
+                        }
+                        return Ok(refuse(binding, authenticator, &refusal));
+                    }
+                },
+            };
+            let response = inner.call(request).await?;
+            Ok(match binding {
+                Binding::JsonRpc | Binding::HttpJson => challenge(auth.as_deref(), response),
+                Binding::Grpc | Binding::Unsupported(_) => response,
+            })
+        })
+    }
+}
+
+/// Why the authenticator refused a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// No credentials came.
+    Missing,
+    /// The credentials are not valid.
+    Invalid,
+    /// The credentials are not valid for this reason, which the caller is told.
+    Rejected(String),
+}
+
+impl Refusal {
+    /// The Unauthenticated error answered.
+    fn error(&self) -> a2a_core::Error {
+        let message = match self {
+            Self::Missing => {
+                "Authentication required: see the agent card's securitySchemes".to_owned()
+            }
+            Self::Invalid => "The credentials are not valid".to_owned(),
+            Self::Rejected(why) => format!("The credentials are not valid: {why}"),
+        };
+        a2a_core::Error::new(a2a_core::ErrorKind::Unauthenticated, message)
+    }
+}
+
+/// `request` with its caller recorded in its extensions, or why it is refused.
+async fn admit(auth: &dyn DynAuthenticator, request: Request) -> Result<Request, Refusal> {
+    let (mut parts, body) = request.into_parts();
+    let (principal, granted) = match auth.authenticate(&parts).await {
+        AuthDecision::Allow(principal) => (principal, Granted::default()),
+        AuthDecision::Granted(principal, scopes) => (principal, Granted(scopes)),
+        AuthDecision::Missing => return Err(Refusal::Missing),
+        AuthDecision::Invalid => return Err(Refusal::Invalid),
+        AuthDecision::Rejected(why) => return Err(Refusal::Rejected(why)),
     };
-    // Answered in the binding's own error form, with its challenge.
-    let mut response = if parts.uri.path() == "/" && parts.method == http::Method::POST {
-        jsonrpc::error_response(
-            a2a_core::jsonrpc::Id::Null,
-            error.clone(),
-            jsonrpc::Framing::Status(http::StatusCode::UNAUTHORIZED),
-        )
-    } else {
-        rest::error_response(&error, None)
-    };
-    if error.message.starts_with(REJECTED) {
-        // RFC 6750 §3: say why a bearer token was refused (an authenticator that gave its
-        // reason, AuthDecision::Rejected).
+    parts.extensions.insert::<Principal>(principal);
+    parts.extensions.insert(granted);
+    Ok(Request::from_parts(parts, body))
+}
+
+/// The 401 answering a refused request, in its binding's error form. Over HTTP it carries
+/// its challenge: RFC 6750 §3's `invalid_token` with the reason when the authenticator gave
+/// one, else the scheme (see [`challenge`]).
+fn refuse(binding: Binding, auth: &dyn DynAuthenticator, refusal: &Refusal) -> Response {
+    let mut response = binding.unauthenticated(refusal.error());
+    if binding == Binding::Grpc {
+        return response;
+    }
+    if let Refusal::Rejected(why) = refusal {
         let challenge = format!(
             "{}, error=\"invalid_token\", error_description=\"{}\"",
             auth.challenge(),
-            error.message.replace(['"', '\\'], "'")
+            why.replace(['"', '\\'], "'")
         );
-        if let Ok(v) = http::HeaderValue::from_str(&challenge) {
-            response
-                .headers_mut()
-                .insert(http::header::WWW_AUTHENTICATE, v);
+        if let Ok(v) = HeaderValue::from_str(&challenge) {
+            response.headers_mut().insert(WWW_AUTHENTICATE, v);
         }
     }
-    Err(challenge(Some(auth), response))
+    challenge(Some(auth), response)
 }
 
 /// The challenges a response of the JSON-RPC or HTTP+JSON binding carries: a 403 under a
 /// bearer scheme is a missing scope (RFC 6750 §3.1); a 401 (also one an operation answered, an
 /// agent's Unauthenticated error) names the scheme (the authenticator's, else ours).
-pub(super) fn challenge(auth: Option<&dyn DynAuthenticator>, mut response: Response) -> Response {
-    let status = response.status();
-    if status != http::StatusCode::FORBIDDEN && status != http::StatusCode::UNAUTHORIZED {
-        return response;
-    }
-    if response
-        .headers()
-        .contains_key(http::header::WWW_AUTHENTICATE)
-    {
-        return response;
-    }
-    let value = if status == http::StatusCode::FORBIDDEN {
-        let bearer = auth.is_some_and(|a| a.challenge().starts_with("Bearer"));
-        if !bearer {
-            return response;
+fn challenge(auth: Option<&dyn DynAuthenticator>, mut response: Response) -> Response {
+    let value = match response.status() {
+        _ if response.headers().contains_key(WWW_AUTHENTICATE) => None,
+        StatusCode::FORBIDDEN if auth.is_some_and(|a| a.challenge().starts_with("Bearer")) => Some(
+            HeaderValue::from_static(r#"Bearer error="insufficient_scope""#),
+        ),
+        StatusCode::UNAUTHORIZED => {
+            let scheme = auth.map_or_else(|| DEFAULT_CHALLENGE.to_owned(), |a| a.challenge());
+            HeaderValue::from_str(&scheme).ok()
         }
-        http::HeaderValue::from_static(r#"Bearer error="insufficient_scope""#)
-    } else {
-        let challenge = auth.map_or_else(
-            || crate::auth::DEFAULT_CHALLENGE.to_owned(),
-            |a| a.challenge(),
-        );
-        let Ok(value) = http::HeaderValue::from_str(&challenge) else {
-            return response;
-        };
-        value
+        _ => None,
     };
-    response
-        .headers_mut()
-        .insert(http::header::WWW_AUTHENTICATE, value);
-    response
-}
-
-/// What a 401 says when no credentials came.
-const MISSING: &str = "Authentication required: see the agent card's securitySchemes";
-/// How a 401 with the authenticator's reason starts.
-const REJECTED: &str = "The credentials are not valid: ";
-
-/// The caller, as the authenticator decides (`None` when there is none), with the scopes it
-/// was granted, or the Unauthenticated error to answer with.
-pub(super) async fn principal(
-    state: &AppState,
-    parts: &http::request::Parts,
-) -> Result<Option<(Principal, Granted)>, a2a_core::Error> {
-    let Some(auth) = &state.auth else {
-        return Ok(None);
-    };
-    let decision = auth.authenticate(parts).await;
-    let message = match decision {
-        AuthDecision::Allow(principal) => return Ok(Some((principal, Granted::default()))),
-        AuthDecision::Granted(principal, scopes) => return Ok(Some((principal, Granted(scopes)))),
-        AuthDecision::Missing => MISSING.to_owned(),
-        AuthDecision::Invalid => "The credentials are not valid".to_owned(),
-        AuthDecision::Rejected(why) => format!("{REJECTED}{why}"),
-    };
-    if let Some(metrics) = &state.metrics {
-        metrics.auth_failed(message != MISSING);
+    if let Some(value) = value {
+        response.headers_mut().insert(WWW_AUTHENTICATE, value);
     }
-    Err(a2a_core::Error::new(
-        a2a_core::ErrorKind::Unauthenticated,
-        message,
-    ))
+    response
 }
 
 /// Whether the caller holds the scopes `method` requires (PermissionDenied if not).

@@ -1,20 +1,24 @@
 //! The gRPC binding: the service `lf.a2a.v1.A2AService`, adapting the same [`RequestHandler`]
-//! as the other bindings, on the server's HTTP/2 (the message framing is here, the status
-//! trailers are tonic's `Status`). Requests reach it on the HTTP port (any request
-//! whose `content-type` is `application/grpc…` is routed here, whatever its path) or on a
-//! listener of its own ([`ServerBuilder::grpc_listener`](super::ServerBuilder::grpc_listener)).
+//! as the other bindings, served by tonic's [`Grpc`] with a2a-core's [`BytesCodec`]: tonic owns
+//! the framing, the refusal of compression (`grpc-accept-encoding: identity`), the message size
+//! limit, the trailers and the status; this module decodes and encodes the messages with
+//! a2a-core's proto mapping. Requests reach it on the HTTP port (any request whose
+//! `content-type` is `application/grpc` or `application/grpc+proto` is routed here, whatever
+//! its path) or on a listener of its own
+//! ([`ServerBuilder::grpc_listener`](super::ServerBuilder::grpc_listener)).
 //!
 //! Metadata carries the service parameters (`a2a-version`, `a2a-extensions`), the credentials
-//! (`authorization`, or an API key under the header name the card declares) and
-//! `last-event-id` to resume a stream; the tenant is the request's `tenant` field. Errors are a
-//! `grpc-status` from the error table, with a `google.rpc.Status` holding the ErrorInfo in
-//! `grpc-status-details-bin`.
+//! (`authorization`, or an API key under the header name the card declares; checked by the
+//! authentication layer before the call comes here) and `last-event-id` to resume a stream;
+//! the tenant is the request's `tenant` field. Errors are a `grpc-status` from the error table,
+//! with a `google.rpc.Status` holding the ErrorInfo in `grpc-status-details-bin`.
 
 use super::AppState;
-use super::extract::{Tenanted, call_context, extensions_header, read_body, scope_to_tenant};
+use super::extract::{Tenanted, call_context, extensions_header, scope_to_tenant};
+use crate::auth::{Granted, Principal};
 use crate::handler::{CallContext, RequestHandler, SendReply, StreamEvent};
 use crate::telemetry::{Failed, called};
-use a2a_core::proto::{self, MessageType};
+use a2a_core::proto::{self, BytesCodec, MessageType};
 use a2a_core::{
     CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, Error, ErrorKind,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
@@ -29,45 +33,84 @@ use bytes::Bytes;
 use futures::StreamExt as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::sync::Arc;
+use tonic::server::Grpc;
 
-/// Whether a request is a gRPC call (`content-type: application/grpc`, `…+proto`, …).
-pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
-    headers
-        .get(http::header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"))
+/// What a request's `content-type` means to this binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ContentType {
+    /// A gRPC call with protobuf messages: `application/grpc` or `application/grpc+proto`
+    /// (any case, parameters allowed).
+    Grpc,
+    /// A form of gRPC this server does not serve: gRPC-Web (`application/grpc-web…`) or
+    /// messages of another codec (`application/grpc+json`). Answered 415, not served as gRPC.
+    Unserved,
+    /// Not gRPC (`application/grpcfoo` neither).
+    Other,
 }
 
-/// What a listener of gRPC only answers a request that is not gRPC.
-pub(crate) async fn only(
-    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
-    request: axum::extract::Request,
-) -> Response {
-    if is_grpc(request.headers()) {
-        return serve(state, request).await;
+impl ContentType {
+    /// Reads the request's `content-type` header.
+    pub(crate) fn of(headers: &HeaderMap) -> Self {
+        const GRPC: &str = "application/grpc";
+        let Some(value) = headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+        else {
+            return Self::Other;
+        };
+        let essence = value.split(';').next().unwrap_or_default().trim();
+        let Some(rest) = essence
+            .get(..GRPC.len())
+            .filter(|head| head.eq_ignore_ascii_case(GRPC))
+            .map(|_| &essence[GRPC.len()..])
+        else {
+            return Self::Other;
+        };
+        let web = rest
+            .get(..4)
+            .is_some_and(|head| head.eq_ignore_ascii_case("-web"));
+        if rest.is_empty() || rest.eq_ignore_ascii_case("+proto") {
+            Self::Grpc
+        } else if web || rest.starts_with('+') {
+            Self::Unserved
+        } else {
+            Self::Other
+        }
     }
-    let mut response = Response::new(Body::from(
-        "This listener serves the A2A gRPC binding only (content-type: application/grpc)\n",
-    ));
+}
+
+/// Whether a request is a gRPC call this server serves (see [`ContentType`]).
+pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
+    ContentType::of(headers) == ContentType::Grpc
+}
+
+/// The 415 answering a request that the gRPC binding is asked for and does not serve: `why`
+/// says what to send instead.
+pub(crate) fn unsupported(why: &'static str) -> Response {
+    let mut response = Response::new(Body::from(why));
     *response.status_mut() = http::StatusCode::UNSUPPORTED_MEDIA_TYPE;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     response
 }
 
-/// One gRPC call.
-pub(crate) async fn serve(state: Arc<AppState>, request: axum::extract::Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let Some(method) = proto::method_of_path(parts.uri.path()) else {
+/// One gRPC call, authenticated by the layer before it ([`super::auth`]): its caller (if any)
+/// is in the request's extensions.
+pub(crate) async fn serve(state: &AppState, request: axum::extract::Request) -> Response {
+    let Some(method) = proto::method_of_path(request.uri().path()) else {
         let error = Error::new(
             ErrorKind::MethodNotFound,
             format!(
                 "Method not found: {}; this server serves {}",
-                parts.uri.path(),
+                request.uri().path(),
                 proto::SERVICE
             ),
         );
         return status_response(&error);
     };
-    let cx = match context(&state, &parts, method).await {
+    let cx = match context(state, &request, method) {
         Ok(cx) => cx,
         Err(e) => return status_response(&e),
     };
@@ -78,42 +121,56 @@ pub(crate) async fn serve(state: Arc<AppState>, request: axum::extract::Request)
     // (As on the other bindings: a call refused before this, for its credentials or
     // headers, counts as `unknown`.)
     called(method);
-    let mut response = 'answer: {
-        // The whole request (one message) is read first, under the body limit plus the 5-byte
-        // frame header, so that an oversized one gets our RESOURCE_EXHAUSTED with its ErrorInfo.
-        let limit = state.config.body_limit.saturating_add(5);
-        let bytes = match read_body(&parts.headers, body, limit).await {
-            Ok(b) => b,
-            Err(e) => break 'answer status_response(&e),
-        };
-        let message = match unframe(&parts.headers, &bytes) {
-            Ok(m) => m,
-            Err(response) => break 'answer response,
-        };
-        let body = if method.is_streaming() {
-            // Event ids in the payload's metadata, for a client that activated resumable
-            // streams.
-            let event_ids = active.iter().any(|e| e == RESUMABLE_STREAMS_EXTENSION);
-            match stream(&state.handler, cx, method, message).await {
-                Ok(events) => GrpcBody::stream(events.map(move |mut e: StreamEvent| {
+    let limit = state.config.body_limit;
+    let mut grpc = Grpc::new(BytesCodec).max_decoding_message_size(limit);
+    let handler = &state.handler;
+    // tonic calls the service once, with the request's message.
+    let mut cx = Some(cx);
+    let response = if method.is_streaming() {
+        // Event ids in the payload's metadata, for a client that activated resumable streams.
+        let event_ids = active.iter().any(|e| e == RESUMABLE_STREAMS_EXTENSION);
+        let call = tower::service_fn(move |request: tonic::Request<Bytes>| {
+            let cx = cx.take();
+            async move {
+                let cx = cx.ok_or_else(served_twice)?;
+                let events = stream(handler, cx, method, request.into_inner()).await;
+                let messages = events.map_err(failed)?.map(move |mut e: StreamEvent| {
                     if event_ids && e.seq > 0 {
                         e.event.set_event_id(e.seq);
                     }
-                    frame(&e.event, &proto::schema::STREAM_RESPONSE)
-                })),
-                Err(e) => break 'answer status_response(&e),
+                    encode(&e.event, &proto::schema::STREAM_RESPONSE)
+                        .map_err(|error| error.to_tonic_status())
+                });
+                Ok::<_, tonic::Status>(tonic::Response::new(messages))
             }
-        } else {
-            match unary(&state.handler, cx, method, message).await {
-                Ok(framed) => GrpcBody::one(framed),
-                Err(e) => break 'answer status_response(&e),
+        });
+        grpc.server_streaming(call, request).await
+    } else {
+        let call = tower::service_fn(move |request: tonic::Request<Bytes>| {
+            let cx = cx.take();
+            async move {
+                let cx = cx.ok_or_else(served_twice)?;
+                let answer = unary(handler, cx, method, request.into_inner()).await;
+                answer.map(tonic::Response::new).map_err(failed)
             }
-        };
-        let mut response = Response::new(Body::new(body));
-        response
-            .headers_mut()
-            .insert(http::header::CONTENT_TYPE, GRPC_CONTENT_TYPE);
-        response
+        });
+        grpc.unary(call, request).await
+    };
+    let mut response = match tonic::Status::from_header_map(response.headers()) {
+        // tonic's refusal of an oversized message (no error of the table is OUT_OF_RANGE, and
+        // each carries its details), answered from the error table: RESOURCE_EXHAUSTED, as
+        // gRPC says, the limit stated with the frame's 5 bytes as on the other bindings.
+        Some(s) if s.code() == tonic::Code::OutOfRange && s.details().is_empty() => {
+            status_response(&Error::new(
+                ErrorKind::PayloadTooLarge,
+                format!(
+                    "Request message too large: the limit is {limit} bytes ({} with its gRPC \
+                     frame)",
+                    limit.saturating_add(5)
+                ),
+            ))
+        }
+        _ => response.map(Body::new),
     };
     if let Some(v) = extensions_header(&active) {
         response.headers_mut().insert("a2a-extensions", v);
@@ -121,150 +178,38 @@ pub(crate) async fn serve(state: Arc<AppState>, request: axum::extract::Request)
     response
 }
 
-const GRPC_CONTENT_TYPE: http::HeaderValue = http::HeaderValue::from_static("application/grpc");
-
-/// The one message of a request: its frame is a flag byte (compressed or not) and a 4-byte
-/// length. This server offers no compression: a compressed message is answered `UNIMPLEMENTED`
-/// with `grpc-accept-encoding: identity`, as gRPC says.
-#[allow(clippy::result_large_err)]
-fn unframe(headers: &HeaderMap, bytes: &Bytes) -> Result<Bytes, Response> {
-    let not_one = |why: String| {
-        status_response(&Error::new(
-            ErrorKind::InvalidRequest,
-            format!("The request is not one gRPC message: {why}"),
-        ))
-    };
-    let Some((head, message)) = bytes.split_first_chunk::<5>() else {
-        return Err(not_one("it is shorter than a frame header".into()));
-    };
-    if head[0] != 0 {
-        let encoding = headers
-            .get("grpc-encoding")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("none");
-        let mut response = tonic::Status::unimplemented(format!(
-            "Compressed messages ({encoding}) are not supported: send them uncompressed"
-        ))
-        .into_http();
-        response.headers_mut().insert(
-            "grpc-accept-encoding",
-            http::HeaderValue::from_static("identity"),
-        );
-        return Err(response);
-    }
-    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-    if message.len() != len {
-        return Err(not_one(format!(
-            "the frame announces {len} bytes and {} follow",
-            message.len()
-        )));
-    }
-    Ok(bytes.slice(5..))
+fn served_twice() -> tonic::Status {
+    tonic::Status::internal("a gRPC call was served twice")
 }
 
-/// `value` encoded as a `ty` message in its gRPC frame (uncompressed).
-fn frame<T: Serialize + ?Sized>(value: &T, ty: &'static MessageType) -> Result<Bytes, Error> {
+/// The status a call's error is answered with (a trailers-only response), told to the
+/// telemetry layer.
+fn failed(error: Error) -> tonic::Status {
+    let status = error.to_tonic_status();
+    Failed::of(&error, i32::from(status.code()).into()).record();
+    status
+}
+
+/// `value` encoded as a `ty` message.
+fn encode<T: Serialize + ?Sized>(value: &T, ty: &'static MessageType) -> Result<Bytes, Error> {
     let mut buf = Vec::with_capacity(1024);
-    buf.extend_from_slice(&[0; 5]);
     proto::encode_into(value, ty, &mut buf).map_err(|e| {
         tracing::error!(error = %e, message = ty.name, "a gRPC response failed to encode");
         Error::new(ErrorKind::Internal, format!("response not encodable: {e}"))
     })?;
-    finish_frame(buf)
-}
-
-/// A `GetTask` answer in its frame: an unchanged task's encoding is kept between calls, as its
-/// JSON is (a `TaskReply` serialized through serde would go through that JSON).
-fn framed_task(task: &crate::TaskReply) -> Result<Bytes, Error> {
-    let message = task.proto()?;
-    let mut buf = Vec::with_capacity(5 + message.len());
-    buf.extend_from_slice(&[0; 5]);
-    buf.extend_from_slice(&message);
-    finish_frame(buf)
-}
-
-/// Writes the length of the message after the 5 bytes `buf` starts with.
-fn finish_frame(mut buf: Vec<u8>) -> Result<Bytes, Error> {
-    let len = u32::try_from(buf.len() - 5)
-        .map_err(|_| Error::new(ErrorKind::Internal, "a response larger than 4 GiB"))?;
-    buf[1..5].copy_from_slice(&len.to_be_bytes());
     Ok(Bytes::from(buf))
 }
 
-/// A gRPC response body: the messages, each in its frame, then the trailers with the status
-/// (`grpc-status: 0`, or the error that ended a stream).
-struct GrpcBody {
-    messages: futures::stream::BoxStream<'static, Result<Bytes, Error>>,
-    one: Option<Bytes>,
-    done: bool,
-}
-
-impl GrpcBody {
-    fn one(framed: Bytes) -> Self {
-        Self {
-            messages: futures::stream::empty().boxed(),
-            one: Some(framed),
-            done: false,
-        }
-    }
-
-    fn stream(
-        messages: impl futures::Stream<Item = Result<Bytes, Error>> + Send + 'static,
-    ) -> Self {
-        Self {
-            messages: messages.boxed(),
-            one: None,
-            done: false,
-        }
-    }
-}
-
-impl http_body::Body for GrpcBody {
-    type Data = Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
-        use std::task::Poll;
-        if self.done {
-            return Poll::Ready(None);
-        }
-        if let Some(framed) = self.one.take() {
-            return Poll::Ready(Some(Ok(http_body::Frame::data(framed))));
-        }
-        let mut trailers = HeaderMap::new();
-        match futures::ready!(self.messages.poll_next_unpin(cx)) {
-            Some(Ok(framed)) => return Poll::Ready(Some(Ok(http_body::Frame::data(framed)))),
-            Some(Err(error)) => {
-                if error.to_tonic_status().add_header(&mut trailers).is_err() {
-                    trailers.insert("grpc-status", http::HeaderValue::from_static("13"));
-                }
-            }
-            None => {
-                trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
-            }
-        }
-        self.done = true;
-        Poll::Ready(Some(Ok(http_body::Frame::trailers(trailers))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.done
-    }
-}
-
 /// The call's context (its caller and service parameters), or the error to answer with.
-async fn context(
+fn context(
     state: &AppState,
-    parts: &http::request::Parts,
+    request: &axum::extract::Request,
     method: Method,
 ) -> Result<CallContext, Error> {
-    let caller = super::auth::principal(state, parts).await?;
-    super::auth::authorize(state, caller.as_ref().map(|(_, g)| g), method)?;
-    let mut cx = call_context(&parts.headers, None)?;
-    cx.scope.owner = caller.map(|(p, _)| p.0);
+    let extensions = request.extensions();
+    super::auth::authorize(state, extensions.get::<Granted>(), method)?;
+    let mut cx = call_context(request.headers(), None)?;
+    cx.scope.owner = extensions.get::<Principal>().map(|p| p.0.clone());
     Ok(cx)
 }
 
@@ -300,24 +245,25 @@ async fn unary(
     macro_rules! call {
         ($operation:ident, $req:ty) => {{
             let p: $req = decode(&bytes, request, cx)?;
-            frame(&Box::pin(h.$operation(cx, p)).await?, response)
+            encode(&Box::pin(h.$operation(cx, p)).await?, response)
         }};
     }
     match method {
         Method::SendMessage => {
             let p: SendMessageRequest = decode(&bytes, request, cx)?;
             match Box::pin(h.send_message(cx, p)).await? {
-                SendReply::Task(t) => frame(&Reply::Task(&t), response),
-                SendReply::Message(m) => frame(&Reply::Message(&m), response),
+                SendReply::Task(t) => encode(&Reply::Task(&t), response),
+                SendReply::Message(m) => encode(&Reply::Message(&m), response),
             }
         }
         Method::GetTask => {
             let p: GetTaskRequest = decode(&bytes, request, cx)?;
-            framed_task(&Box::pin(h.get_task(cx, p)).await?)
+            // An unchanged task's encoding is kept between calls, as its JSON is.
+            Box::pin(h.get_task(cx, p)).await?.proto()
         }
         Method::CancelTask => {
             let p: CancelTaskRequest = decode(&bytes, request, cx)?;
-            frame(&Box::pin(h.cancel_task(cx, p)).await?, response)
+            encode(&Box::pin(h.cancel_task(cx, p)).await?, response)
         }
         Method::ListTasks => call!(list_tasks, ListTasksRequest),
         Method::CreateTaskPushNotificationConfig => {

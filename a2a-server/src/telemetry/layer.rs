@@ -61,14 +61,19 @@ impl Failed {
         }
     }
 
-    /// Tells the layer the call failed so; passes `response` through.
-    pub(crate) fn mark(self, response: Response) -> Response {
+    /// Tells the layer the call failed so.
+    pub(crate) fn record(self) {
         let _ = RECORD.try_with(|r| {
             r.set(Record {
                 failed: Some(self),
                 ..r.get()
             });
         });
+    }
+
+    /// Tells the layer the call failed so; passes `response` through.
+    pub(crate) fn mark(self, response: Response) -> Response {
+        self.record();
         response
     }
 }
