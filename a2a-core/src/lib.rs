@@ -66,6 +66,7 @@ pub mod jcs;
 pub mod jsonrpc;
 mod media_type;
 mod message;
+pub mod operation;
 mod params;
 pub mod proto;
 mod proto_enum;
@@ -89,6 +90,7 @@ pub use event::{
 pub use ids::{ArtifactId, ContextId, MessageId, TaskId};
 pub use media_type::media_type_matches;
 pub use message::{Message, Metadata, Part, PartContent, Role};
+pub use operation::{Method, Operation, Request};
 pub use params::*;
 pub use task::{ApplyError, Artifact, Task, TaskState, TaskStatus};
 pub use time::{Timestamp, TimestampError};
