@@ -50,6 +50,8 @@ pub trait Operation: Copy + Default + std::fmt::Debug + Send + Sync + 'static {
     type Request: Serialize
         + DeserializeOwned
         + Validate
+        + crate::HasTenant
+        + Clone
         + Into<crate::v03::Params>
         + std::fmt::Debug
         + Send

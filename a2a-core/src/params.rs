@@ -468,3 +468,38 @@ impl<'de> Deserialize<'de> for Empty {
         Option::<serde::de::IgnoredAny>::deserialize(d).map(|_| Empty {})
     }
 }
+
+/// A request's `tenant` field, which every request has: a client fills it in from the
+/// interface it calls, a server scopes the call to it.
+pub trait HasTenant {
+    /// The tenant routing value, if set.
+    fn tenant(&self) -> Option<&str>;
+    /// Sets the tenant routing value.
+    fn set_tenant(&mut self, tenant: Option<String>);
+}
+
+macro_rules! has_tenant {
+    ($($t:ty),+ $(,)?) => {
+        $(impl HasTenant for $t {
+            fn tenant(&self) -> Option<&str> {
+                self.tenant.as_deref()
+            }
+            fn set_tenant(&mut self, tenant: Option<String>) {
+                self.tenant = tenant;
+            }
+        })+
+    };
+}
+
+has_tenant!(
+    SendMessageRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    CancelTaskRequest,
+    SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
+    GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+);

@@ -238,7 +238,7 @@ impl RequestHandler {
         cx: &CallContext,
         req: GetExtendedAgentCardRequest,
     ) -> Result<AgentCard, Error> {
-        let _ = req;
+        a2a_core::Validate::validate(&req)?;
         if !self.card.capabilities.extended_agent_card() {
             return Err(Error::new(
                 ErrorKind::UnsupportedOperation,

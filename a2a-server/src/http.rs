@@ -5,6 +5,7 @@
 mod auth;
 mod builder;
 mod card;
+mod dispatch;
 mod extract;
 mod grpc;
 mod jsonrpc;
