@@ -97,7 +97,7 @@ impl<O: Operation> Outgoing for Typed<'_, O> {
     }
 }
 
-/// A unary call's result as the binding carried it; [`Transport::call`] reads it as the
+/// A unary call's result as the binding carried it; `dyn Transport::call` reads it as the
 /// operation's response type.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -149,7 +149,7 @@ impl Payload {
 }
 
 /// A protocol binding. Its core is object safe (a request as [`Outgoing`], a result as
-/// [`Payload`]); calls are typed through [`Transport::call`] and [`Transport::open`] on
+/// [`Payload`]); calls are typed through `call::<O>` and `open::<O>` on
 /// `dyn Transport`: a request type in, its response type out.
 #[async_trait]
 pub trait Transport: Send + Sync + Debug + 'static {
