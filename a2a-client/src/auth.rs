@@ -265,23 +265,31 @@ impl ClientCredentials {
                 .as_str()
                 .map(|d| format!(": {d}"))
                 .unwrap_or_default();
-            return Err(Error::Token(format!(
-                "{} answered HTTP {status}: {error}{description}",
-                self.token_url
-            )));
+            return Err(Error::Token(
+                format!(
+                    "{} answered HTTP {status}: {error}{description}",
+                    self.token_url
+                )
+                .into(),
+            ));
         }
         let token = body["access_token"]
             .as_str()
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| Error::Token(format!("{} sent no access_token", self.token_url)))?;
+            .ok_or_else(|| {
+                Error::Token(format!("{} sent no access_token", self.token_url).into())
+            })?;
         if !body["token_type"]
             .as_str()
             .is_some_and(|t| t.eq_ignore_ascii_case("bearer"))
         {
-            return Err(Error::Token(format!(
-                "{} sent a token of type {}, not Bearer",
-                self.token_url, body["token_type"]
-            )));
+            return Err(Error::Token(
+                format!(
+                    "{} sent a token of type {}, not Bearer",
+                    self.token_url, body["token_type"]
+                )
+                .into(),
+            ));
         }
         // Without `expires_in` (RFC 6749 makes it RECOMMENDED), an hour, refreshed on a 401.
         let lifetime = std::time::Duration::from_secs(body["expires_in"].as_u64().unwrap_or(3600));

@@ -3,6 +3,7 @@
 //! `Cache-Control: max-age` and revalidates with `ETag` / `If-None-Match`.
 
 use crate::Error;
+use crate::error::Context;
 use crate::transport::error_from_response;
 use a2a_core::AgentCard;
 use reqwest::StatusCode;
@@ -248,8 +249,9 @@ impl CardResolver {
                 .map(str::to_owned);
             // A body that arrives but is not JSON is the card's fault, not the connection's.
             let body = response.bytes().await?;
-            let value: serde_json::Value = serde_json::from_slice(&body)
-                .map_err(|e| Error::Decode(format!("agent card at {url} is not JSON: {e}")))?;
+            let value: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
+                Error::decode(Context::new(format!("agent card at {url} is not JSON"), e))
+            })?;
             #[cfg(feature = "trust")]
             let verified = match &self.verification {
                 Some(v) => Some(
@@ -263,7 +265,7 @@ impl CardResolver {
                 None => None,
             };
             let card = a2a_core::v03::decode_card(&value)
-                .map_err(|e| Error::Decode(format!("agent card at {url}: {}", e.message)))?;
+                .map_err(|e| Error::decode(Context::new(format!("agent card at {url}"), e)))?;
             self.cache.lock().expect("card cache").insert(
                 key,
                 Cached {
@@ -317,7 +319,7 @@ pub async fn fetch_jwks(
     }
     let body = response.bytes().await?;
     let jwks: serde_json::Value = serde_json::from_slice(&body)
-        .map_err(|e| Error::Decode(format!("the JWK set at {url} is not JSON: {e}")))?;
+        .map_err(|e| Error::decode(Context::new(format!("the JWK set at {url} is not JSON"), e)))?;
     a2a_core::signing::TrustedKeys::from_jwks(&jwks)
-        .map_err(|e| Error::Decode(format!("the JWK set at {url}: {e}")))
+        .map_err(|e| Error::decode(Context::new(format!("the JWK set at {url}"), e)))
 }

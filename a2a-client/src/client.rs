@@ -4,19 +4,22 @@
 use crate::Error;
 use crate::auth::Interceptor;
 use crate::card::CardResolver;
+use crate::error::Context;
 use crate::transport::{
     CallOptions, GrpcTransport, ItemStream, JsonRpcTransport, RestTransport, Transport,
 };
+use a2a_core::operation::{self, Operation};
 use a2a_core::{
     AgentCard, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC, CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest, Empty, ErrorKind, GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message, Method,
-    PROTOCOL_VERSION_V03, Request, SendMessageRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, Task, TaskId, TaskPushNotificationConfig,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, HasTenant,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, Message, Method, PROTOCOL_VERSION_V03, Request,
+    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskId,
+    TaskPushNotificationConfig,
 };
 use futures::stream::{BoxStream, StreamExt as _};
-use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument as _;
@@ -418,7 +421,12 @@ impl Client {
         if let Some(credentials) = &self.inner.credentials {
             let token = credentials.token(refresh).await?;
             let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
-                .map_err(|_| Error::Token("the access token is not a valid header value".into()))?;
+                .map_err(|e| {
+                    Error::Token(Box::new(Context::new(
+                        "the access token is not a valid header value",
+                        e,
+                    )))
+                })?;
             options
                 .headers
                 .insert(reqwest::header::AUTHORIZATION, value);
@@ -431,48 +439,67 @@ impl Client {
         crate::telemetry::call_span(method, self.inner.transport.binding().0, &self.inner.peer)
     }
 
-    fn params<R: Request>(&self, req: &R) -> Result<Value, Error> {
-        let mut v = serde_json::to_value(req)?;
-        if let (Some(tenant), Some(obj)) = (&self.inner.tenant, v.as_object_mut()) {
-            obj.entry("tenant").or_insert_with(|| tenant.clone().into());
+    /// The request with the interface's tenant, when it names none itself (copied only then).
+    fn with_tenant<'r, T: HasTenant + Clone>(&self, req: &'r T) -> Cow<'r, T> {
+        match &self.inner.tenant {
+            Some(tenant) if req.tenant().is_none() => {
+                let mut req = req.clone();
+                req.set_tenant(Some(tenant.clone()));
+                Cow::Owned(req)
+            }
+            _ => Cow::Borrowed(req),
         }
-        Ok(v)
     }
 
     /// Any unary operation, typed by its request.
     pub async fn call<R: Request>(&self, req: &R) -> Result<R::Response, Error> {
-        let span = self.span(R::METHOD);
-        let result = self.call_once_or_retry(req).instrument(span.clone()).await;
+        self.call_operation::<R::Operation>(req).await
+    }
+
+    /// A unary call of operation `O` (as [`Self::call`], for an operation whose request type
+    /// is another's too).
+    pub async fn call_operation<O: Operation>(
+        &self,
+        req: &O::Request,
+    ) -> Result<O::Response, Error> {
+        let span = self.span(O::METHOD);
+        let result = self
+            .call_once_or_retry::<O>(req)
+            .instrument(span.clone())
+            .await;
         crate::telemetry::ended(&span, result.as_ref().map(|_| ()));
         result
     }
 
-    async fn call_once_or_retry<R: Request>(&self, req: &R) -> Result<R::Response, Error> {
-        let params = self.params(req)?;
+    async fn call_once_or_retry<O: Operation>(
+        &self,
+        req: &O::Request,
+    ) -> Result<O::Response, Error> {
+        let req = self.with_tenant(req);
         let mut attempt = 0;
         let mut refresh = false;
         loop {
             attempt += 1;
-            let options = self.options(R::METHOD, refresh).await?;
-            let call = self
-                .inner
-                .transport
-                .call(R::METHOD, params.clone(), &options);
+            let options = self.options(O::METHOD, refresh).await?;
+            let call = self.inner.transport.call::<O>(&req, &options);
             let result = match self.inner.timeout {
-                Some(t) => tokio::time::timeout(t, call).await.unwrap_or_else(|_| {
-                    Err(Error::Timeout(format!("{} took over {t:?}", R::METHOD)))
-                }),
+                Some(t) => tokio::time::timeout(t, call)
+                    .await
+                    .unwrap_or_else(|elapsed| {
+                        let context = format!("{} took over {t:?}", O::METHOD);
+                        Err(Error::Timeout(Box::new(Context::new(context, elapsed))))
+                    }),
                 None => call.await,
             };
             match result {
-                Ok(v) => return Ok(serde_json::from_value(v)?),
+                Ok(response) => return Ok(response),
                 // A refused token (expired early, revoked, keys rotated): one new token, once.
                 Err(e)
                     if e.is_unauthenticated() && self.inner.credentials.is_some() && !refresh =>
                 {
                     refresh = true;
                 }
-                Err(e) if attempt < self.inner.retry.max_attempts && may_retry(R::METHOD, &e) => {
+                Err(e) if attempt < self.inner.retry.max_attempts && may_retry(O::METHOD, &e) => {
                     tokio::time::sleep(self.inner.retry.backoff(attempt)).await;
                 }
                 Err(e) => return Err(e),
@@ -546,24 +573,19 @@ impl Client {
         self.call(&GetExtendedAgentCardRequest::default()).await
     }
 
-    async fn open_stream(
+    async fn open_stream<O: Operation>(
         &self,
-        method: Method,
-        params: Value,
+        req: &O::Request,
         last_event_id: Option<String>,
     ) -> Result<ItemStream, Error> {
-        let mut options = self.options(method, false).await?;
+        let req = self.with_tenant(req);
+        let mut options = self.options(O::METHOD, false).await?;
         options.last_event_id = last_event_id.clone();
-        match self
-            .inner
-            .transport
-            .stream(method, params.clone(), &options)
-            .await
-        {
+        match self.inner.transport.open::<O>(&req, &options).await {
             Err(e) if e.is_unauthenticated() && self.inner.credentials.is_some() => {
-                let mut options = self.options(method, true).await?;
+                let mut options = self.options(O::METHOD, true).await?;
                 options.last_event_id = last_event_id;
-                self.inner.transport.stream(method, params, &options).await
+                self.inner.transport.open::<O>(&req, &options).await
             }
             other => other,
         }
@@ -576,10 +598,9 @@ impl Client {
         &self,
         req: &SendMessageRequest,
     ) -> Result<EventStream, Error> {
-        let params = self.params(req)?;
         let span = self.span(Method::SendStreamingMessage);
         let first = self
-            .open_stream(Method::SendStreamingMessage, params, None)
+            .open_stream::<operation::SendStreamingMessage>(req, None)
             .instrument(span.clone())
             .await;
         let first = first.inspect_err(|e| crate::telemetry::ended(&span, Err(e)))?;
@@ -590,10 +611,12 @@ impl Client {
     /// [`Self::send_streaming_message`].
     pub async fn subscribe(&self, id: impl Into<TaskId>) -> Result<EventStream, Error> {
         let id = id.into();
-        let params = self.params(&SubscribeToTaskRequest::new(id.clone()))?;
         let span = self.span(Method::SubscribeToTask);
         let first = self
-            .open_stream(Method::SubscribeToTask, params, None)
+            .open_stream::<operation::SubscribeToTask>(
+                &SubscribeToTaskRequest::new(id.clone()),
+                None,
+            )
             .instrument(span.clone())
             .await;
         let first = first.inspect_err(|e| crate::telemetry::ended(&span, Err(e)))?;
@@ -654,26 +677,26 @@ impl Client {
                 }
                 let Some(id) = task_id.clone() else {
                     yield Err(Error::StreamEnded(match broken {
-                        Some(e) => format!("the stream broke before the task was created: {e}"),
-                        None => "the stream closed before the first event".to_owned(),
+                        Some(e) => {
+                            Box::new(Context::new("the stream broke before the task was created", e))
+                        }
+                        None => "the stream closed before the first event".into(),
                     }));
                     return;
                 };
                 failures += 1;
                 if failures >= client.inner.retry.max_attempts.max(1) {
-                    yield Err(Error::StreamEnded(format!(
-                        "task {id}: the stream dropped and could not be resumed ({})",
-                        broken.map_or_else(|| "closed early".to_owned(), |e| e.to_string())
-                    )));
+                    let context = format!("task {id}: the stream dropped and could not be resumed");
+                    yield Err(Error::StreamEnded(match broken {
+                        Some(e) => Box::new(Context::new(context, e)),
+                        None => format!("{context} (closed early)").into(),
+                    }));
                     return;
                 }
                 tokio::time::sleep(client.inner.retry.backoff(failures)).await;
-                let params = match client.params(&SubscribeToTaskRequest::new(id.clone())) {
-                    Ok(p) => p,
-                    Err(e) => { yield Err(e); return; }
-                };
+                let resubscribe = SubscribeToTaskRequest::new(id.clone());
                 match client
-                    .open_stream(Method::SubscribeToTask, params, last_id.map(|n| n.to_string()))
+                    .open_stream::<operation::SubscribeToTask>(&resubscribe, last_id.map(|n| n.to_string()))
                     .instrument(span.clone())
                     .await
                 {

@@ -178,17 +178,18 @@ impl Client {
             }
             match task {
                 Some(t) if t.status.state.ends_stream() => Ok(SendMessageResponse::Task(t)),
-                Some(t) => Err(Error::StreamEnded(format!(
-                    "task {} stopped reporting while {}",
-                    t.id, t.status.state
-                ))),
-                None => Err(Error::StreamEnded("the agent sent no task".to_owned())),
+                Some(t) => Err(Error::StreamEnded(
+                    format!("task {} stopped reporting while {}", t.id, t.status.state).into(),
+                )),
+                None => Err(Error::StreamEnded("the agent sent no task".into())),
             }
         };
         match options.deadline {
-            Some(d) => tokio::time::timeout(d, work)
-                .await
-                .unwrap_or_else(|_| Err(Error::Timeout(format!("the delegation took over {d:?}")))),
+            Some(d) => tokio::time::timeout(d, work).await.unwrap_or_else(|_| {
+                Err(Error::Timeout(
+                    format!("the delegation took over {d:?}").into(),
+                ))
+            }),
             None => work.await,
         }
     }

@@ -2,6 +2,40 @@
 
 use a2a_core::ErrorKind;
 
+/// The cause an [`Error`] carries: the underlying error (a JSON or protobuf error, the agent's
+/// malformed answer, a timer's), or a message where there is none.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// An underlying error with what was being done when it happened: displayed as
+/// `{context}: {cause}`, with the cause as its [`source`](std::error::Error::source).
+#[derive(Debug)]
+pub struct Context {
+    context: String,
+    cause: BoxError,
+}
+
+impl Context {
+    /// `cause`, met while doing `context`.
+    pub fn new(context: impl Into<String>, cause: impl Into<BoxError>) -> Self {
+        Self {
+            context: context.into(),
+            cause: cause.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.context, self.cause)
+    }
+}
+
+impl std::error::Error for Context {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.cause)
+    }
+}
+
 /// What can go wrong talking to an agent.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -40,23 +74,23 @@ pub enum Error {
     },
     /// The response is not what the protocol says.
     #[error("could not decode the agent's response: {0}")]
-    Decode(String),
+    Decode(#[source] BoxError),
     /// The agent offers no interface this client can use.
     #[error("no compatible interface: {0}")]
     NoCompatibleInterface(String),
     /// A stream ended before the task reached a terminal or interrupted state, and could not be
     /// resumed.
     #[error("the stream ended early: {0}")]
-    StreamEnded(String),
+    StreamEnded(#[source] BoxError),
     /// A deadline passed.
     #[error("timed out: {0}")]
-    Timeout(String),
+    Timeout(#[source] BoxError),
     /// A URL or header value is not valid.
     #[error("invalid configuration: {0}")]
     Config(String),
     /// No access token could be had from the OAuth 2.0 token endpoint.
     #[error("could not get an access token: {0}")]
-    Token(String),
+    Token(#[source] BoxError),
     /// The agent card's signatures do not verify against the trusted keys.
     #[cfg(feature = "trust")]
     #[error("the agent card at {url} is not trusted: {error}")]
@@ -128,8 +162,15 @@ impl Error {
     }
 }
 
+impl Error {
+    /// A [`Error::Decode`] of `cause` (an underlying error, or a message).
+    pub fn decode(cause: impl Into<BoxError>) -> Self {
+        Error::Decode(cause.into())
+    }
+}
+
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
-        Error::Decode(e.to_string())
+        Error::Decode(Box::new(e))
     }
 }

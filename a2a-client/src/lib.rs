@@ -70,4 +70,4 @@ pub use card::fetch_jwks;
 pub use card::{AGENT_CARD_PATH, CacheOutcome, CardResolver, LEGACY_AGENT_CARD_PATH, SkillQuery};
 pub use client::{Binding, Client, ClientBuilder, EventStream, RetryPolicy};
 pub use delegate::DelegateOptions;
-pub use error::Error;
+pub use error::{BoxError, Context, Error};

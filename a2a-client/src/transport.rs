@@ -13,12 +13,14 @@ pub use rest::RestTransport;
 pub(crate) use rest::request_parts;
 
 use crate::Error;
-use a2a_core::jsonrpc::{Payload, Response};
-use a2a_core::{Method, StreamResponse};
+use a2a_core::jsonrpc::Response;
+use a2a_core::{Method, Operation, StreamResponse, proto};
 use async_trait::async_trait;
+use bytes::Bytes;
 use futures::stream::BoxStream;
 use reqwest::header::HeaderMap;
-use serde_json::Value;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 use std::fmt::Debug;
 
 /// One event of a stream with its SSE `id`, if the server sent one.
@@ -44,27 +46,147 @@ pub struct CallOptions {
     pub last_event_id: Option<String>,
 }
 
-/// A protocol binding.
+/// A request of some operation, as the object-safe core of a [`Transport`] sees it: the
+/// operation, and the request encoded in the form a binding asks for (only that one is built).
+pub trait Outgoing: Send + Sync {
+    /// The operation.
+    fn method(&self) -> Method;
+    /// The request's v1.0 JSON.
+    fn json(&self) -> Result<Box<RawValue>, Error>;
+    /// The request's v1.0 JSON as an object, for a binding that takes fields out of it (the
+    /// HTTP+JSON path and query).
+    fn json_object(&self) -> Result<Map<String, Value>, Error>;
+    /// The v0.3 method name and params; [`Error::NoCompatibleInterface`] for an operation v0.3
+    /// does not have.
+    fn v03(&self) -> Result<(&'static str, Value), Error>;
+    /// The request's protobuf message.
+    fn proto(&self) -> Result<Vec<u8>, Error>;
+}
+
+/// A typed request of operation `O`, for the object-safe core.
+struct Typed<'a, O: Operation>(&'a O::Request);
+
+impl<O: Operation> Outgoing for Typed<'_, O> {
+    fn method(&self) -> Method {
+        O::METHOD
+    }
+
+    fn json(&self) -> Result<Box<RawValue>, Error> {
+        serde_json::value::to_raw_value(self.0)
+            .map_err(|e| Error::Config(format!("{} request: {e}", O::METHOD)))
+    }
+
+    fn json_object(&self) -> Result<Map<String, Value>, Error> {
+        match serde_json::to_value(self.0) {
+            Ok(Value::Object(o)) => Ok(o),
+            Ok(_) => Ok(Map::new()),
+            Err(e) => Err(Error::Config(format!("{} request: {e}", O::METHOD))),
+        }
+    }
+
+    fn v03(&self) -> Result<(&'static str, Value), Error> {
+        let name = O::V03_NAME.ok_or_else(|| {
+            Error::NoCompatibleInterface(format!("{} does not exist in A2A v0.3", O::METHOD))
+        })?;
+        Ok((name, O::encode_v03_params(self.0)))
+    }
+
+    fn proto(&self) -> Result<Vec<u8>, Error> {
+        proto::encode(self.0, O::request_message())
+            .map_err(|e| Error::Config(format!("{} request: {e}", O::METHOD)))
+    }
+}
+
+/// A unary call's result as the binding carried it; `dyn Transport::call` reads it as the
+/// operation's response type.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Payload {
+    /// A v1.0 JSON-RPC response (result or error), with the HTTP status it came with.
+    JsonRpc {
+        /// The response body.
+        body: Bytes,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// A v0.3 JSON-RPC response (result or error), with the HTTP status it came with.
+    JsonRpcV03 {
+        /// The response body.
+        body: Bytes,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The result's v1.0 JSON (an empty body reads as `{}`).
+    Json(Bytes),
+    /// The result's protobuf message.
+    Proto(Bytes),
+}
+
+impl Payload {
+    /// Reads the payload as the response of operation `O`.
+    pub fn decode<O: Operation>(self) -> Result<O::Response, Error> {
+        match self {
+            Payload::JsonRpc { body, status } => {
+                serde_json::from_slice::<Response<O::Response>>(&body)?
+                    .into_result()
+                    .map_err(|error| Error::Remote { error, status })
+            }
+            Payload::JsonRpcV03 { body, status } => {
+                let result = serde_json::from_slice::<Response<Value>>(&body)?
+                    .into_result()
+                    .map_err(|error| Error::Remote { error, status })?;
+                O::decode_v03_result(&result).map_err(|e| Error::Decode(Box::new(e)))
+            }
+            Payload::Json(body) if body.iter().all(u8::is_ascii_whitespace) => {
+                Ok(serde_json::from_slice(b"{}")?)
+            }
+            Payload::Json(body) => Ok(serde_json::from_slice(&body)?),
+            Payload::Proto(body) => {
+                proto::decode(&body, O::response_message()).map_err(|e| Error::Decode(Box::new(e)))
+            }
+        }
+    }
+}
+
+/// A protocol binding. Its core is object safe (a request as [`Outgoing`], a result as
+/// [`Payload`]); calls are typed through `call::<O>` and `open::<O>` on
+/// `dyn Transport`: a request type in, its response type out.
 #[async_trait]
 pub trait Transport: Send + Sync + Debug + 'static {
-    /// A unary call. `params` and the result are v1.0 JSON.
-    async fn call(
-        &self,
-        method: Method,
-        params: Value,
-        options: &CallOptions,
-    ) -> Result<Value, Error>;
+    /// A unary call: the result as the binding carried it.
+    async fn unary(&self, request: &dyn Outgoing, options: &CallOptions) -> Result<Payload, Error>;
 
     /// A streaming call (`SendStreamingMessage`, `SubscribeToTask`).
     async fn stream(
         &self,
-        method: Method,
-        params: Value,
+        request: &dyn Outgoing,
         options: &CallOptions,
     ) -> Result<ItemStream, Error>;
 
     /// The binding name (`JSONRPC`, `HTTP+JSON`, `GRPC`) and protocol version spoken.
     fn binding(&self) -> (&'static str, &'static str);
+}
+
+impl dyn Transport {
+    /// A unary call of operation `O`.
+    pub async fn call<O: Operation>(
+        &self,
+        request: &O::Request,
+        options: &CallOptions,
+    ) -> Result<O::Response, Error> {
+        self.unary(&Typed::<O>(request), options)
+            .await?
+            .decode::<O>()
+    }
+
+    /// A streaming call of operation `O`.
+    pub async fn open<O: Operation>(
+        &self,
+        request: &O::Request,
+        options: &CallOptions,
+    ) -> Result<ItemStream, Error> {
+        self.stream(&Typed::<O>(request), options).await
+    }
 }
 
 /// What a streaming call adds to its request: `Accept: text/event-stream`, and `Last-Event-ID`
@@ -96,7 +218,7 @@ pub(crate) async fn error_from_response(response: reqwest::Response) -> Error {
                 return Error::Remote { error: e, status };
             }
         } else if let Ok(Response {
-            payload: Payload::Error(obj),
+            payload: a2a_core::jsonrpc::Payload::Error(obj),
             ..
         }) = serde_json::from_value::<Response<Value>>(v)
         {

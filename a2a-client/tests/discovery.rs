@@ -287,5 +287,11 @@ async fn a_card_that_is_not_json_is_a_decode_error_naming_the_url() {
     let Error::Decode(message) = &err else {
         panic!("a decode error expected, got {err:?}");
     };
+    // The cause is kept: the JSON error, behind what was being read.
+    let message = message.to_string();
     assert!(message.contains("agent-card.json is not JSON"), "{message}");
+    assert!(
+        std::error::Error::source(&err).is_some_and(|cause| cause.source().is_some()),
+        "{err:?}"
+    );
 }

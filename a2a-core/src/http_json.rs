@@ -96,57 +96,10 @@ pub struct Route {
     pub rest: Rest,
 }
 
-const fn row(method: Method, http_method: HttpMethod, template: &'static str, rest: Rest) -> Route {
-    Route {
-        method,
-        http_method,
-        template,
-        rest,
-    }
-}
-
-/// The table. An operation's first row is the one a client uses; SubscribeToTask has a second
-/// (`GET` in the proto, `POST` in the spec text: servers accept both). A path is matched by the
-/// first row whose template fits it, so the `:verb` rows come before `/tasks/{id}`.
-pub const ROUTES: [Route; 12] = {
-    use HttpMethod::{Delete, Get, Post};
-    use Method::*;
-    [
-        row(SendMessage, Post, "/message:send", Rest::Body),
-        row(SendStreamingMessage, Post, "/message:stream", Rest::Body),
-        row(ListTasks, Get, "/tasks", Rest::Query),
-        // Before `/tasks/{id}`: the first template that matches a path decides.
-        row(CancelTask, Post, "/tasks/{id}:cancel", Rest::Body),
-        row(SubscribeToTask, Get, "/tasks/{id}:subscribe", Rest::None),
-        row(SubscribeToTask, Post, "/tasks/{id}:subscribe", Rest::None),
-        row(GetTask, Get, "/tasks/{id}", Rest::Query),
-        row(
-            CreateTaskPushNotificationConfig,
-            Post,
-            "/tasks/{taskId}/pushNotificationConfigs",
-            Rest::Body,
-        ),
-        row(
-            ListTaskPushNotificationConfigs,
-            Get,
-            "/tasks/{taskId}/pushNotificationConfigs",
-            Rest::Query,
-        ),
-        row(
-            GetTaskPushNotificationConfig,
-            Get,
-            "/tasks/{taskId}/pushNotificationConfigs/{id}",
-            Rest::Query,
-        ),
-        row(
-            DeleteTaskPushNotificationConfig,
-            Delete,
-            "/tasks/{taskId}/pushNotificationConfigs/{id}",
-            Rest::Query,
-        ),
-        row(GetExtendedAgentCard, Get, "/extendedAgentCard", Rest::Query),
-    ]
-};
+/// The table, from the operation table ([`crate::operation`]): each operation's routes in
+/// order, its first the one a client uses. SubscribeToTask has a second (`GET` in the proto,
+/// `POST` in the spec text: servers accept both).
+pub const ROUTES: [Route; crate::operation::ROUTES.len()] = crate::operation::ROUTES;
 
 /// The route a client uses for `method`.
 pub fn route(method: Method) -> &'static Route {
@@ -281,9 +234,13 @@ impl PathMatch {
 pub fn match_path(path: &str) -> Option<PathMatch> {
     let raw: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let find = |raw: &[&str]| {
-        // A template is listed once per HTTP method; the first that matches decides.
-        ROUTES
-            .iter()
+        // A template is listed once per HTTP method; the first that matches decides. A
+        // template whose field ends in a `:verb` is tried before the others, so `/tasks/x:cancel`
+        // is CancelTask, not GetTask of `x:cancel` (an id with a colon is sent as `%3A`).
+        let verb = |r: &&Route| r.template.contains("}:");
+        let verbs = ROUTES.iter().filter(verb);
+        verbs
+            .chain(ROUTES.iter().filter(|r| !verb(r)))
             .find_map(|r| Some((r.template, r.match_segments(raw)?)))
     };
     if let Some((template, fields)) = find(&raw) {

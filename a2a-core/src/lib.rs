@@ -39,7 +39,8 @@
 //! | [`Message`], [`Role`], [`Part`], [`PartContent`] | messages and their flat, one-content parts |
 //! | [`StreamResponse`], [`SendMessageResponse`], [`TaskStatusUpdateEvent`], [`TaskArtifactUpdateEvent`] | events and result wrappers |
 //! | [`AgentCard`] and friends | discovery, capabilities, skills, security schemes |
-//! | [`SendMessageRequest`], [`ListTasksRequest`], … [`Method`] | each operation's request and response |
+//! | [`SendMessageRequest`], [`ListTasksRequest`], … | each operation's request and response |
+//! | [`operation`], [`Method`], [`Operation`], [`Request`] | the operations declared once ([`for_each_operation!`]): name, request and response types, v0.3 name and codec, protobuf messages, routes |
 //! | [`jsonrpc`] | the JSON-RPC 2.0 envelope |
 //! | [`proto`] | the gRPC binding's protobuf encoding of every message, and `google.rpc.Status` errors |
 //! | [`http_json`] | the HTTP+JSON binding's route table: each operation's HTTP method and path |
@@ -66,6 +67,7 @@ pub mod jcs;
 pub mod jsonrpc;
 mod media_type;
 mod message;
+pub mod operation;
 mod params;
 pub mod proto;
 mod proto_enum;
@@ -89,6 +91,7 @@ pub use event::{
 pub use ids::{ArtifactId, ContextId, MessageId, TaskId};
 pub use media_type::media_type_matches;
 pub use message::{Message, Metadata, Part, PartContent, Role};
+pub use operation::{Method, Operation, Request};
 pub use params::*;
 pub use task::{ApplyError, Artifact, Task, TaskState, TaskStatus};
 pub use time::{Timestamp, TimestampError};

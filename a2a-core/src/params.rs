@@ -1,8 +1,6 @@
-//! The request and response type of each operation, the push-notification config, and the
-//! [`Method`] names.
+//! The request and response type of each operation, and the push-notification config. The
+//! operations themselves are declared in [`crate::operation`].
 
-use crate::agent_card::AgentCard;
-use crate::event::{SendMessageResponse, StreamResponse};
 use crate::ids::{ContextId, TaskId};
 use crate::message::{Message, Metadata};
 use crate::serde_util::{empty_as_none, int32, is_false, null_as_default, opt_int32};
@@ -471,136 +469,37 @@ impl<'de> Deserialize<'de> for Empty {
     }
 }
 
-/// The eleven A2A operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Method {
-    /// Send a message; get a task or a message back.
-    SendMessage,
-    /// Send a message; get a stream of events back.
-    SendStreamingMessage,
-    /// Get a task.
-    GetTask,
-    /// List tasks.
-    ListTasks,
-    /// Cancel a task.
-    CancelTask,
-    /// Stream a task's updates.
-    SubscribeToTask,
-    /// Register a webhook.
-    CreateTaskPushNotificationConfig,
-    /// Get a webhook registration.
-    GetTaskPushNotificationConfig,
-    /// List a task's webhook registrations.
-    ListTaskPushNotificationConfigs,
-    /// Remove a webhook registration.
-    DeleteTaskPushNotificationConfig,
-    /// Get the extended agent card.
-    GetExtendedAgentCard,
+/// A request's `tenant` field, which every request has: a client fills it in from the
+/// interface it calls, a server scopes the call to it.
+pub trait HasTenant {
+    /// The tenant routing value, if set.
+    fn tenant(&self) -> Option<&str>;
+    /// Sets the tenant routing value.
+    fn set_tenant(&mut self, tenant: Option<String>);
 }
 
-impl Method {
-    /// Every method.
-    pub const ALL: [Method; 11] = [
-        Method::SendMessage,
-        Method::SendStreamingMessage,
-        Method::GetTask,
-        Method::ListTasks,
-        Method::CancelTask,
-        Method::SubscribeToTask,
-        Method::CreateTaskPushNotificationConfig,
-        Method::GetTaskPushNotificationConfig,
-        Method::ListTaskPushNotificationConfigs,
-        Method::DeleteTaskPushNotificationConfig,
-        Method::GetExtendedAgentCard,
-    ];
-
-    /// The v1.0 JSON-RPC method name.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Method::SendMessage => "SendMessage",
-            Method::SendStreamingMessage => "SendStreamingMessage",
-            Method::GetTask => "GetTask",
-            Method::ListTasks => "ListTasks",
-            Method::CancelTask => "CancelTask",
-            Method::SubscribeToTask => "SubscribeToTask",
-            Method::CreateTaskPushNotificationConfig => "CreateTaskPushNotificationConfig",
-            Method::GetTaskPushNotificationConfig => "GetTaskPushNotificationConfig",
-            Method::ListTaskPushNotificationConfigs => "ListTaskPushNotificationConfigs",
-            Method::DeleteTaskPushNotificationConfig => "DeleteTaskPushNotificationConfig",
-            Method::GetExtendedAgentCard => "GetExtendedAgentCard",
-        }
-    }
-
-    /// The v0.3 JSON-RPC method name, if the operation existed in v0.3 (`ListTasks` did not).
-    pub const fn v03_name(self) -> Option<&'static str> {
-        Some(match self {
-            Method::SendMessage => "message/send",
-            Method::SendStreamingMessage => "message/stream",
-            Method::GetTask => "tasks/get",
-            Method::ListTasks => return None,
-            Method::CancelTask => "tasks/cancel",
-            Method::SubscribeToTask => "tasks/resubscribe",
-            Method::CreateTaskPushNotificationConfig => "tasks/pushNotificationConfig/set",
-            Method::GetTaskPushNotificationConfig => "tasks/pushNotificationConfig/get",
-            Method::ListTaskPushNotificationConfigs => "tasks/pushNotificationConfig/list",
-            Method::DeleteTaskPushNotificationConfig => "tasks/pushNotificationConfig/delete",
-            Method::GetExtendedAgentCard => "agent/getAuthenticatedExtendedCard",
-        })
-    }
-
-    /// Looks up a v1.0 method name.
-    pub fn from_name(name: &str) -> Option<Method> {
-        Method::ALL.into_iter().find(|m| m.name() == name)
-    }
-
-    /// Looks up a v0.3 method name.
-    pub fn from_v03_name(name: &str) -> Option<Method> {
-        Method::ALL.into_iter().find(|m| m.v03_name() == Some(name))
-    }
-
-    /// Whether the result is a stream of events.
-    pub const fn is_streaming(self) -> bool {
-        matches!(self, Method::SendStreamingMessage | Method::SubscribeToTask)
-    }
-}
-
-impl std::fmt::Display for Method {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Ties each request type to its method and result type, for generic transports.
-pub trait Request: Serialize + serde::de::DeserializeOwned + Send + 'static {
-    /// The operation.
-    const METHOD: Method;
-    /// The result of a unary call; for streaming methods, one event.
-    type Response: Serialize + serde::de::DeserializeOwned + Send + 'static;
-}
-
-macro_rules! request {
-    ($($req:ty => $method:ident => $resp:ty),+ $(,)?) => {
-        $(impl Request for $req {
-            const METHOD: Method = Method::$method;
-            type Response = $resp;
+macro_rules! has_tenant {
+    ($($t:ty),+ $(,)?) => {
+        $(impl HasTenant for $t {
+            fn tenant(&self) -> Option<&str> {
+                self.tenant.as_deref()
+            }
+            fn set_tenant(&mut self, tenant: Option<String>) {
+                self.tenant = tenant;
+            }
         })+
     };
 }
 
-request! {
-    GetTaskRequest => GetTask => Task,
-    ListTasksRequest => ListTasks => ListTasksResponse,
-    CancelTaskRequest => CancelTask => Task,
-    SubscribeToTaskRequest => SubscribeToTask => StreamResponse,
-    TaskPushNotificationConfig => CreateTaskPushNotificationConfig => TaskPushNotificationConfig,
-    GetTaskPushNotificationConfigRequest => GetTaskPushNotificationConfig => TaskPushNotificationConfig,
-    ListTaskPushNotificationConfigsRequest => ListTaskPushNotificationConfigs => ListTaskPushNotificationConfigsResponse,
-    DeleteTaskPushNotificationConfigRequest => DeleteTaskPushNotificationConfig => Empty,
-    GetExtendedAgentCardRequest => GetExtendedAgentCard => AgentCard,
-}
-
-impl Request for SendMessageRequest {
-    const METHOD: Method = Method::SendMessage;
-    type Response = SendMessageResponse;
-}
+has_tenant!(
+    SendMessageRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    CancelTaskRequest,
+    SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
+    GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+);

@@ -38,6 +38,7 @@ pub use codec::BytesCodec;
 pub use schema::MessageType;
 pub use status::{GRPC_CODE_NAMES, grpc_code, status_details};
 
+use crate::operation::{Operation, Visit};
 use crate::{Error, ErrorKind, Method};
 use serde::{Deserialize, Serialize};
 
@@ -107,33 +108,17 @@ pub fn decode<'de, T: Deserialize<'de>>(
     de::message(bytes, ty).map_err(|e| ProtoError::new(format!("{}: {}", ty.name, e.message)))
 }
 
-/// The request and response messages of `method` (a streaming method's response is one event).
+/// The request and response messages of `method` (a streaming method's response is one event),
+/// as the operation table says ([`Operation::request_message`]).
 pub fn messages(method: Method) -> (&'static MessageType, &'static MessageType) {
-    use schema::*;
-    match method {
-        Method::SendMessage => (&SEND_MESSAGE_REQUEST, &SEND_MESSAGE_RESPONSE),
-        Method::SendStreamingMessage => (&SEND_MESSAGE_REQUEST, &STREAM_RESPONSE),
-        Method::GetTask => (&GET_TASK_REQUEST, &TASK),
-        Method::ListTasks => (&LIST_TASKS_REQUEST, &LIST_TASKS_RESPONSE),
-        Method::CancelTask => (&CANCEL_TASK_REQUEST, &TASK),
-        Method::SubscribeToTask => (&SUBSCRIBE_TO_TASK_REQUEST, &STREAM_RESPONSE),
-        Method::CreateTaskPushNotificationConfig => (
-            &TASK_PUSH_NOTIFICATION_CONFIG,
-            &TASK_PUSH_NOTIFICATION_CONFIG,
-        ),
-        Method::GetTaskPushNotificationConfig => (
-            &GET_TASK_PUSH_NOTIFICATION_CONFIG_REQUEST,
-            &TASK_PUSH_NOTIFICATION_CONFIG,
-        ),
-        Method::ListTaskPushNotificationConfigs => (
-            &LIST_TASK_PUSH_NOTIFICATION_CONFIGS_REQUEST,
-            &LIST_TASK_PUSH_NOTIFICATION_CONFIGS_RESPONSE,
-        ),
-        Method::DeleteTaskPushNotificationConfig => {
-            (&DELETE_TASK_PUSH_NOTIFICATION_CONFIG_REQUEST, &EMPTY)
+    struct Messages;
+    impl Visit for Messages {
+        type Output = (&'static MessageType, &'static MessageType);
+        fn visit<O: Operation>(self) -> Self::Output {
+            (O::request_message(), O::response_message())
         }
-        Method::GetExtendedAgentCard => (&GET_EXTENDED_AGENT_CARD_REQUEST, &AGENT_CARD),
     }
+    method.visit(Messages)
 }
 
 /// The HTTP/2 path of `method`: `/lf.a2a.v1.A2AService/<Method>`.

@@ -6,6 +6,7 @@ mod auth;
 mod binding;
 mod builder;
 mod card;
+mod dispatch;
 mod extract;
 mod grpc;
 mod jsonrpc;

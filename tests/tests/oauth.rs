@@ -369,7 +369,9 @@ async fn a_token_endpoint_that_refuses_is_a_clear_error() {
     .await;
     let err = wrong.send_text("hi").await.expect_err("no token");
     match &err {
-        a2a_client::Error::Token(text) => assert!(text.contains("invalid_client"), "{text}"),
+        a2a_client::Error::Token(cause) => {
+            assert!(cause.to_string().contains("invalid_client"), "{cause}");
+        }
         other => panic!("expected a token error, got {other:?}"),
     }
 }

@@ -1,14 +1,13 @@
 //! gRPC (`lf.a2a.v1.A2AService`) over HTTP/2, on tonic. Requests and responses are a2a-core's
 //! protobuf encoding ([`a2a_core::proto`]) of the same v1.0 JSON the other transports speak.
 
-use super::{CallOptions, ItemStream, StreamItem, Transport};
+use super::{CallOptions, ItemStream, Outgoing, Payload, StreamItem, Transport};
 use crate::Error;
 use a2a_core::proto::{self, BytesCodec};
 use a2a_core::{Method, RESUMABLE_STREAMS_EXTENSION, StreamResponse};
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt as _;
-use serde_json::Value;
 use std::time::Duration;
 use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
@@ -67,8 +66,7 @@ impl GrpcTransport {
 
     /// The request: the params encoded, with the call's headers as metadata.
     fn request(
-        method: Method,
-        params: &Value,
+        request: &dyn Outgoing,
         options: &CallOptions,
     ) -> Result<tonic::Request<Bytes>, Error> {
         if !options.query.is_empty() {
@@ -76,9 +74,8 @@ impl GrpcTransport {
                 "gRPC has no query string: send the API key in a header (metadata)".to_owned(),
             ));
         }
-        let (request, _) = proto::messages(method);
-        let body = proto::encode(params, request)
-            .map_err(|e| Error::Config(format!("{method} request: {e}")))?;
+        let method = request.method();
+        let body = request.proto()?;
         let mut metadata = MetadataMap::from_headers(options.headers.clone());
         metadata.insert("a2a-version", MetadataValue::from_static("1.0"));
         if method.is_streaming() {
@@ -152,34 +149,26 @@ pub(crate) fn status_error(status: &tonic::Status) -> Error {
     }
 }
 
-fn decode(bytes: &[u8], ty: &'static proto::MessageType) -> Result<Value, Error> {
-    proto::decode(bytes, ty).map_err(|e| Error::Decode(e.to_string()))
-}
-
 #[async_trait]
 impl Transport for GrpcTransport {
-    async fn call(
-        &self,
-        method: Method,
-        params: Value,
-        options: &CallOptions,
-    ) -> Result<Value, Error> {
-        let request = Self::request(method, &params, options)?;
+    async fn unary(&self, request: &dyn Outgoing, options: &CallOptions) -> Result<Payload, Error> {
+        let method = request.method();
+        let request = Self::request(request, options)?;
         let mut grpc = self.client().await?;
         let response = grpc
             .unary(request, path(method), BytesCodec)
             .await
             .map_err(|s| status_error(&s))?;
-        decode(response.get_ref(), proto::messages(method).1)
+        Ok(Payload::Proto(response.into_inner()))
     }
 
     async fn stream(
         &self,
-        method: Method,
-        params: Value,
+        request: &dyn Outgoing,
         options: &CallOptions,
     ) -> Result<ItemStream, Error> {
-        let request = Self::request(method, &params, options)?;
+        let method = request.method();
+        let request = Self::request(request, options)?;
         let mut grpc = self.client().await?;
         let response = grpc
             .server_streaming(request, path(method), BytesCodec)
@@ -190,7 +179,8 @@ impl Transport for GrpcTransport {
             .into_inner()
             .map(move |message| {
                 let bytes = message.map_err(|s| status_error(&s))?;
-                let mut event: StreamResponse = serde_json::from_value(decode(&bytes, ty)?)?;
+                let mut event: StreamResponse =
+                    proto::decode(&bytes, ty).map_err(|e| Error::Decode(Box::new(e)))?;
                 let id = event.take_event_id();
                 Ok(StreamItem { id, event })
             })

@@ -1,14 +1,17 @@
 //! JSON-RPC 2.0 over HTTP POST, in the v1.0 or the v0.3 dialect.
 
-use super::{CallOptions, ItemStream, StreamItem, Transport, error_from_response, stream_headers};
+use super::{
+    CallOptions, ItemStream, Outgoing, Payload, StreamItem, Transport, error_from_response,
+    stream_headers,
+};
 use crate::{Error, sse};
+use a2a_core::StreamResponse;
 use a2a_core::jsonrpc::{Id, Request, Response};
 use a2a_core::v03;
-use a2a_core::{Method, StreamResponse};
 use async_trait::async_trait;
 use futures::StreamExt as _;
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// JSON-RPC over HTTP. `v03` selects the v0.3 method names and shapes.
@@ -39,101 +42,44 @@ impl JsonRpcTransport {
         }
     }
 
-    fn encode(&self, method: Method, params: Value) -> Result<(String, Value), Error> {
-        if !self.v03 {
-            return Ok((method.name().to_owned(), params));
-        }
-        let name = method.v03_name().ok_or_else(|| {
-            Error::NoCompatibleInterface(format!("{method} does not exist in A2A v0.3"))
-        })?;
-        let p = |v: &Value, k: &str| v.get(k).cloned().unwrap_or(Value::Null);
-        let encoded = match method {
-            Method::SendMessage | Method::SendStreamingMessage => {
-                v03::encode_send_params(&serde_json::from_value(params)?)
-            }
-            Method::GetTask => {
-                let mut o = json!({"id": p(&params, "id")});
-                if let Some(n) = params.get("historyLength") {
-                    o["historyLength"] = n.clone();
-                }
-                o
-            }
-            Method::CancelTask | Method::SubscribeToTask => json!({"id": p(&params, "id")}),
-            Method::CreateTaskPushNotificationConfig => {
-                v03::encode_push_config(&serde_json::from_value(params)?)
-            }
-            Method::GetTaskPushNotificationConfig | Method::DeleteTaskPushNotificationConfig => {
-                json!({"id": p(&params, "taskId"), "pushNotificationConfigId": p(&params, "id")})
-            }
-            Method::ListTaskPushNotificationConfigs => json!({"id": p(&params, "taskId")}),
-            _ => json!({}),
-        };
-        Ok((name.to_owned(), encoded))
-    }
-
-    fn decode(&self, method: Method, result: Value) -> Result<Value, Error> {
-        if !self.v03 {
-            return Ok(result);
-        }
-        let bad = |e: a2a_core::Error| Error::Decode(e.message);
-        Ok(match method {
-            Method::SendMessage => {
-                serde_json::to_value(v03::decode_send_response(&result).map_err(bad)?)?
-            }
-            Method::GetTask | Method::CancelTask => {
-                serde_json::to_value(v03::decode_task(&result, "result").map_err(bad)?)?
-            }
-            Method::CreateTaskPushNotificationConfig | Method::GetTaskPushNotificationConfig => {
-                serde_json::to_value(v03::decode_push_config(&result, "result").map_err(bad)?)?
-            }
-            Method::ListTaskPushNotificationConfigs => {
-                let configs = result
-                    .as_array()
-                    .map(|items| {
-                        items
-                            .iter()
-                            .map(|c| v03::decode_push_config(c, "result"))
-                            .collect::<Result<Vec<_>, _>>()
-                    })
-                    .transpose()
-                    .map_err(bad)?
-                    .unwrap_or_default();
-                json!({"configs": configs, "nextPageToken": ""})
-            }
-            Method::DeleteTaskPushNotificationConfig => json!({}),
-            Method::GetExtendedAgentCard => {
-                serde_json::to_value(v03::decode_card(&result).map_err(bad)?)?
-            }
-            _ => result,
-        })
-    }
-
     fn decode_event(&self, data: &str) -> Result<StreamResponse, Error> {
-        let v = read_response(data.as_bytes(), 200)?;
         if self.v03 {
-            v03::decode_stream_event(&v).map_err(|e| Error::Decode(e.message))
+            let v = read_response(data.as_bytes(), 200)?;
+            v03::decode_stream_event(&v).map_err(|e| Error::Decode(Box::new(e)))
         } else {
-            Ok(serde_json::from_value(v)?)
+            serde_json::from_slice::<Response<StreamResponse>>(data.as_bytes())?
+                .into_result()
+                .map_err(|error| Error::Remote { error, status: 200 })
         }
+    }
+
+    /// The request's body: the envelope around the params, in this transport's dialect.
+    fn body(&self, request: &dyn Outgoing) -> Result<Vec<u8>, Error> {
+        let id = Id::from(self.next_id.fetch_add(1, Ordering::Relaxed) as i64);
+        let encoded = if self.v03 {
+            let (name, params) = request.v03()?;
+            serde_json::to_vec(&Request::new(id, name, params))
+        } else {
+            let params = request.json()?;
+            serde_json::to_vec(&Request::new(id, request.method().name(), params))
+        };
+        encoded.map_err(|e| Error::Config(format!("{} request: {e}", request.method())))
     }
 
     async fn post(
         &self,
-        method: Method,
-        params: Value,
+        request: &dyn Outgoing,
         options: &CallOptions,
         streaming: bool,
     ) -> Result<reqwest::Response, Error> {
-        let (name, params) = self.encode(method, params)?;
-        let id = Id::from(self.next_id.fetch_add(1, Ordering::Relaxed) as i64);
-        let body = Request::new(id, name, params);
+        let body = self.body(request)?;
         let mut request = self
             .http
             .post(self.url.clone())
             .headers(options.headers.clone())
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .query(&options.query)
-            .body(serde_json::to_vec(&body)?);
+            .body(body);
         if !self.v03 {
             request = request.header("A2A-Version", "1.0");
         }
@@ -158,25 +104,23 @@ fn read_response(bytes: &[u8], status: u16) -> Result<Value, Error> {
 
 #[async_trait]
 impl Transport for JsonRpcTransport {
-    async fn call(
-        &self,
-        method: Method,
-        params: Value,
-        options: &CallOptions,
-    ) -> Result<Value, Error> {
-        let response = self.post(method, params, options, false).await?;
+    async fn unary(&self, request: &dyn Outgoing, options: &CallOptions) -> Result<Payload, Error> {
+        let response = self.post(request, options, false).await?;
         let status = response.status().as_u16();
-        let bytes = response.bytes().await?;
-        self.decode(method, read_response(&bytes, status)?)
+        let body = response.bytes().await?;
+        Ok(if self.v03 {
+            Payload::JsonRpcV03 { body, status }
+        } else {
+            Payload::JsonRpc { body, status }
+        })
     }
 
     async fn stream(
         &self,
-        method: Method,
-        params: Value,
+        request: &dyn Outgoing,
         options: &CallOptions,
     ) -> Result<ItemStream, Error> {
-        let response = self.post(method, params, options, true).await?;
+        let response = self.post(request, options, true).await?;
         let is_sse = response
             .headers()
             .get(CONTENT_TYPE)
@@ -187,8 +131,8 @@ impl Transport for JsonRpcTransport {
             let status = response.status().as_u16();
             let bytes = response.bytes().await?;
             read_response(&bytes, status)?;
-            return Err(Error::Decode(
-                "expected an event stream, got a plain result".to_owned(),
+            return Err(Error::decode(
+                "expected an event stream, got a plain result",
             ));
         }
         let this = Self {

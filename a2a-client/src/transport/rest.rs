@@ -1,9 +1,11 @@
 //! The HTTP+JSON (REST) binding, v1.0: `POST /message:send`, `GET /tasks/{id}`, …, with the
 //! interface's tenant as a leading path segment.
 
-use super::{CallOptions, ItemStream, StreamItem, Transport, error_from_response, stream_headers};
+use super::{
+    CallOptions, ItemStream, Outgoing, Payload, StreamItem, Transport, error_from_response,
+    stream_headers,
+};
 use crate::{Error, sse};
-use a2a_core::Method;
 use a2a_core::http_json::{self, HttpMethod, Rest, Route};
 use async_trait::async_trait;
 use futures::StreamExt as _;
@@ -67,14 +69,14 @@ pub(crate) fn request_parts(
 impl RestTransport {
     async fn send(
         &self,
-        method: Method,
-        params: Value,
+        request: &dyn Outgoing,
         options: &CallOptions,
         streaming: bool,
     ) -> Result<reqwest::Response, Error> {
+        let method = request.method();
         let mut route = http_json::route(method);
         let mut others = http_json::routes(method).skip(1);
-        let (path, body, mut query) = request_parts(route, params);
+        let (path, body, mut query) = request_parts(route, Value::Object(request.json_object()?));
         query.extend(options.query.iter().cloned());
         let url = format!("{}{path}", self.base);
         let build = |route: &Route| {
@@ -119,27 +121,17 @@ impl RestTransport {
 
 #[async_trait]
 impl Transport for RestTransport {
-    async fn call(
-        &self,
-        method: Method,
-        params: Value,
-        options: &CallOptions,
-    ) -> Result<Value, Error> {
-        let response = self.send(method, params, options, false).await?;
-        let bytes = response.bytes().await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Value::Object(Map::new()));
-        }
-        Ok(serde_json::from_slice(&bytes)?)
+    async fn unary(&self, request: &dyn Outgoing, options: &CallOptions) -> Result<Payload, Error> {
+        let response = self.send(request, options, false).await?;
+        Ok(Payload::Json(response.bytes().await?))
     }
 
     async fn stream(
         &self,
-        method: Method,
-        params: Value,
+        request: &dyn Outgoing,
         options: &CallOptions,
     ) -> Result<ItemStream, Error> {
-        let response = self.send(method, params, options, true).await?;
+        let response = self.send(request, options, true).await?;
         Ok(sse::events(response)
             .map(|e| {
                 let e = e?;
@@ -147,7 +139,7 @@ impl Transport for RestTransport {
                     let v: Value = serde_json::from_str(&e.data)?;
                     return Err(match a2a_core::Error::from_status_body(&v) {
                         Some(error) => Error::Remote { error, status: 200 },
-                        None => Error::Decode(format!("error event: {}", e.data)),
+                        None => Error::decode(format!("error event: {}", e.data)),
                     });
                 }
                 Ok(StreamItem {

@@ -3,19 +3,21 @@
 //! method names are served directly; v0.3 names (`message/send`, …) through a2a-core's
 //! translation, so v0.3 clients work unchanged.
 
+use super::dispatch::{self, Answer, Handle, Reply, Visit};
 use super::extract::{Tenanted, call_context, extensions_header, read_body, scope_to_tenant};
 use super::{AppState, sse};
 use crate::handler::{CallContext, RequestHandler, StreamEvent};
 use crate::telemetry::{Failed, called};
 use a2a_core::jsonrpc::{Id, RawRequest, Response as RpcResponse};
-use a2a_core::v03::{self, Params};
-use a2a_core::{Error, ErrorKind, Method, SendMessageRequest, SubscribeToTaskRequest, Validate};
+use a2a_core::v03;
+use a2a_core::{Error, ErrorKind, Method, Operation};
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
 
 fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
     // Sized for a typical task: serializing into a growing empty vector reallocates and copies
@@ -87,17 +89,6 @@ pub(crate) fn wrong_method(method: &axum::http::Method) -> Response {
     )
 }
 
-/// Decodes and validates the params, and scopes the call to their tenant.
-fn params<P: DeserializeOwned + Validate + Tenanted>(
-    req: &RawRequest,
-    cx: &mut CallContext,
-) -> Result<P, Error> {
-    let p: P = req.params_as()?;
-    p.validate()?;
-    scope_to_tenant(&p, cx);
-    Ok(p)
-}
-
 // The whole request, taken apart here: axum's `HeaderMap` extractor would clone the headers.
 pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
     let (parts, body) = request.into_parts();
@@ -147,13 +138,13 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
         called(method);
         match refused(method) {
             Some(r) => r,
-            None => dispatch_v1(state, handler, cx, method, &req).await,
+            None => dispatch(state, cx, method, &req, false).await,
         }
     } else if let Some(method) = Method::from_v03_name(&req.method) {
         called(method);
         match refused(method) {
             Some(r) => r,
-            None => Box::pin(dispatch_v03(state, handler, cx, method, &req)).await,
+            None => dispatch(state, cx, method, &req, true).await,
         }
     } else {
         let error = Error::new(
@@ -168,168 +159,130 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
     response
 }
 
-fn unary<T: Serialize>(id: Id, result: Result<T, Error>) -> Response {
-    match result {
-        Ok(r) => json_response(StatusCode::OK, &RpcResponse::result(id, r)),
-        Err(e) => error_response(id, e, Framing::Call),
-    }
-}
-
-async fn dispatch_v1(
-    state: &AppState,
-    h: &RequestHandler,
-    mut cx: CallContext,
-    method: Method,
-    req: &RawRequest,
-) -> Response {
+/// A v1.0 call of the operation `O`: decode the params, scope the call to their tenant, call
+/// the handler (which validates them), answer.
+async fn call_v1<O: Operation>(state: &AppState, mut cx: CallContext, req: &RawRequest) -> Response
+where
+    RequestHandler: Handle<O>,
+    O::Request: Tenanted,
+{
     let id = req.id.clone();
-    // A unary operation: decode and validate the params, call the handler, answer. Each
-    // operation's future is boxed: inline, the union of every operation's state would make
-    // this handler's future several kilobytes, which axum boxes and copies per request.
-    macro_rules! call {
-        ($operation:ident) => {
-            match params(req, &mut cx) {
-                Ok(p) => unary(id, Box::pin(h.$operation(&cx, p)).await),
-                Err(e) => error_response(id, e, Framing::Call),
-            }
-        };
-    }
-    match method {
-        Method::SendMessage => call!(send_message),
-        Method::SendStreamingMessage => {
-            let stream = match params::<SendMessageRequest>(req, &mut cx) {
-                Ok(p) => Box::pin(h.send_streaming_message(&cx, p)).await,
-                Err(e) => Err(e),
-            };
-            stream_v1(state, id, stream)
-        }
-        Method::SubscribeToTask => {
-            let stream = match params::<SubscribeToTaskRequest>(req, &mut cx) {
-                Ok(p) => Box::pin(h.subscribe_to_task(&cx, p)).await,
-                Err(e) => Err(e),
-            };
-            stream_v1(state, id, stream)
-        }
-        Method::GetTask => call!(get_task),
-        Method::ListTasks => call!(list_tasks),
-        Method::CancelTask => call!(cancel_task),
-        Method::CreateTaskPushNotificationConfig => call!(create_push_config),
-        Method::GetTaskPushNotificationConfig => call!(get_push_config),
-        Method::ListTaskPushNotificationConfigs => call!(list_push_configs),
-        Method::DeleteTaskPushNotificationConfig => call!(delete_push_config),
-        Method::GetExtendedAgentCard => call!(get_extended_agent_card),
-        _ => error_response(
-            id,
-            Error::from_kind(ErrorKind::MethodNotFound),
-            Framing::Call,
-        ),
-    }
-}
-
-fn stream_v1(state: &AppState, id: Id, stream: Result<crate::EventStream, Error>) -> Response {
-    match stream {
-        Ok(events) => sse::respond(
-            events,
-            state.config.keep_alive,
-            move |e: &StreamEvent, out| {
-                serde_json::to_writer(out, &RpcResponse::result(id.clone(), &e.event))
-            },
-        ),
-        Err(e) => error_response(id, e, Framing::Call),
-    }
-}
-
-async fn dispatch_v03(
-    state: &AppState,
-    h: &RequestHandler,
-    cx: CallContext,
-    method: Method,
-    req: &RawRequest,
-) -> Response {
-    let id = req.id.clone();
-    let mut cx = cx;
-    cx.v03 = true;
-    let params = match v03::decode_params(method, &req.params_value()) {
+    let p: O::Request = match req.params_as() {
         Ok(p) => p,
         Err(e) => return error_response(id, e, Framing::Call),
     };
-    match params {
-        Params::SendMessage(p) if method == Method::SendStreamingMessage => {
-            let stream = match p.validate() {
-                Ok(()) => h.send_streaming_message(&cx, p).await,
-                Err(e) => Err(e),
-            };
-            stream_v03(state, id, stream)
+    scope_to_tenant(&p, &mut cx);
+    match state.handler.handle(&cx, p).await.map(Answer::into_reply) {
+        Ok(Reply::Unary(r)) => json_response(StatusCode::OK, &RpcResponse::result(id, r)),
+        Ok(Reply::Stream(events)) => stream_v1(state, id, events),
+        Err(e) => error_response(id, e, Framing::Call),
+    }
+}
+
+/// A v0.3 call of the operation `O`: the params and the result through the table's v0.3 codec
+/// of `O`.
+async fn call_v03<O: Operation>(state: &AppState, mut cx: CallContext, req: &RawRequest) -> Response
+where
+    RequestHandler: Handle<O>,
+{
+    let id = req.id.clone();
+    cx.v03 = true;
+    let p = match O::decode_v03_params(&req.params_value()) {
+        Ok(p) => p,
+        Err(e) => return error_response(id, e, Framing::Call),
+    };
+    match state
+        .handler
+        .handle(&cx, p)
+        .await
+        .map(Answer::into_v03_reply)
+    {
+        Ok(Reply::Unary(r)) => json_response(StatusCode::OK, &RpcResponse::result(id, r)),
+        Ok(Reply::Stream(events)) => stream_v03(state, id, events),
+        Err(e) => stream_or_call(O::STREAMING, id, e),
+    }
+}
+
+/// Each operation's call is boxed: inline, the union of every operation's state would make the
+/// binding's future several kilobytes, which axum boxes and copies per request.
+type Call<'a> = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
+
+/// Dispatches a v1.0 (or, with `v03`, a v0.3) call to its operation.
+struct Dispatch<'a> {
+    state: &'a AppState,
+    cx: CallContext,
+    req: &'a RawRequest,
+    v03: bool,
+}
+
+impl<'a> Visit for Dispatch<'a> {
+    type Output = Call<'a>;
+
+    fn visit<O: Operation>(self) -> Call<'a>
+    where
+        RequestHandler: Handle<O>,
+        O::Request: Tenanted,
+    {
+        if self.v03 {
+            Box::pin(call_v03::<O>(self.state, self.cx, self.req))
+        } else {
+            Box::pin(call_v1::<O>(self.state, self.cx, self.req))
         }
-        Params::SendMessage(p) => match p.validate() {
-            Ok(()) => unary(
-                id,
-                h.send_message(&cx, p)
-                    .await
-                    .map(|r| v03::encode_send_response(&r.into())),
-            ),
-            Err(e) => error_response(id, e, Framing::Call),
-        },
-        Params::SubscribeToTask(p) => {
-            let stream = h.subscribe_to_task(&cx, p).await;
-            stream_v03(state, id, stream)
-        }
-        Params::GetTask(p) => unary(id, h.get_task(&cx, p).await.map(|t| v03::encode_task(&t))),
-        Params::CancelTask(p) => unary(
-            id,
-            h.cancel_task(&cx, p).await.map(|t| v03::encode_task(&t)),
-        ),
-        Params::CreatePushConfig(p) => unary(
-            id,
-            h.create_push_config(&cx, p)
-                .await
-                .map(|c| v03::encode_push_config(&c)),
-        ),
-        Params::GetPushConfig(p) => unary(
-            id,
-            h.get_push_config(&cx, p)
-                .await
-                .map(|c| v03::encode_push_config(&c)),
-        ),
-        Params::ListPushConfigs(p) => unary(
-            id,
-            h.list_push_configs(&cx, p).await.map(|l| {
-                l.configs
-                    .iter()
-                    .map(v03::encode_push_config)
-                    .collect::<Vec<_>>()
-            }),
-        ),
-        Params::DeletePushConfig(p) => {
-            unary(id, h.delete_push_config(&cx, p).await.map(|_| Value::Null))
-        }
-        Params::GetExtendedAgentCard(p) => unary(
-            id,
-            h.get_extended_agent_card(&cx, p)
-                .await
-                .map(|c| v03::encode_card(&c)),
-        ),
-        // ListTasks did not exist in v0.3.
-        _ => error_response(
-            id,
+    }
+}
+
+async fn dispatch(
+    state: &AppState,
+    cx: CallContext,
+    method: Method,
+    req: &RawRequest,
+    v03: bool,
+) -> Response {
+    let call = Dispatch {
+        state,
+        cx,
+        req,
+        v03,
+    };
+    match dispatch::visit(method, call) {
+        Some(call) => call.await,
+        None => error_response(
+            req.id.clone(),
             Error::from_kind(ErrorKind::MethodNotFound),
             Framing::Call,
         ),
     }
 }
 
-fn stream_v03(state: &AppState, id: Id, stream: Result<crate::EventStream, Error>) -> Response {
-    match stream {
-        Ok(events) => sse::respond(
-            events,
-            state.config.keep_alive,
-            move |e: &StreamEvent, out| {
-                serde_json::to_writer(
-                    out,
-                    &RpcResponse::result(id.clone(), v03::encode_stream_event(&e.event)),
-                )
-            },
-        ),
-        Err(e) => error_response(id, e, Framing::V03Stream),
-    }
+fn stream_v1(state: &AppState, id: Id, events: crate::EventStream) -> Response {
+    sse::respond(
+        events,
+        state.config.keep_alive,
+        move |e: &StreamEvent, out| {
+            serde_json::to_writer(out, &RpcResponse::result(id.clone(), &e.event))
+        },
+    )
+}
+
+/// A handler's error: for a v0.3 streaming call, framed as the event stream v0.3 clients read.
+fn stream_or_call(streaming: bool, id: Id, e: Error) -> Response {
+    let framing = if streaming {
+        Framing::V03Stream
+    } else {
+        Framing::Call
+    };
+    error_response(id, e, framing)
+}
+
+fn stream_v03(state: &AppState, id: Id, events: crate::EventStream) -> Response {
+    sse::respond(
+        events,
+        state.config.keep_alive,
+        move |e: &StreamEvent, out| {
+            serde_json::to_writer(
+                out,
+                &RpcResponse::result(id.clone(), v03::encode_stream_event(&e.event)),
+            )
+        },
+    )
 }

@@ -7,18 +7,21 @@
 //! Errors are `google.rpc.Status` bodies with the v1.0.1 HTTP status codes, rendered by
 //! [`error_response`] alone.
 
-use super::extract::{call_context, extensions_header, read_body};
+use super::dispatch::{self, Answer, Handle, Reply, Visit};
+use super::extract::{Tenanted, call_context, extensions_header, read_body};
 use super::{AppState, sse};
-use crate::handler::{CallContext, StreamEvent};
+use crate::handler::{CallContext, RequestHandler, StreamEvent};
 use crate::telemetry::{Failed, called};
 use a2a_core::http_json::{self, HttpMethod, PathMatch, Rest, Route};
-use a2a_core::{Error, ErrorKind, Method};
+use a2a_core::{Error, ErrorKind, Operation};
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use std::future::Future;
+use std::pin::Pin;
 
 const A2A_JSON: HeaderValue = HeaderValue::from_static("application/a2a+json");
 
@@ -63,13 +66,6 @@ fn ok<T: Serialize>(value: &T) -> Response {
             ),
             None,
         ),
-    }
-}
-
-fn reply<T: Serialize>(result: Result<T, Error>) -> Response {
-    match result {
-        Ok(v) => ok(&v),
-        Err(e) => error_response(&e, None),
     }
 }
 
@@ -148,13 +144,10 @@ fn params<T: DeserializeOwned>(
     }
 }
 
-fn stream(state: &AppState, result: Result<crate::EventStream, Error>) -> Response {
-    match result {
-        Ok(events) => sse::respond(events, state.config.keep_alive, |e: &StreamEvent, out| {
-            serde_json::to_writer(out, &e.event)
-        }),
-        Err(e) => error_response(&e, None),
-    }
+fn stream(state: &AppState, events: crate::EventStream) -> Response {
+    sse::respond(events, state.config.keep_alive, |e: &StreamEvent, out| {
+        serde_json::to_writer(out, &e.event)
+    })
 }
 
 pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
@@ -210,6 +203,61 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
     response
 }
 
+/// A call of the operation `O`: its request read from the path, the query or the body as the
+/// route says, the handler called (it validates the request), the answer written.
+async fn call<O: Operation>(
+    state: &AppState,
+    cx: &CallContext,
+    route: &Route,
+    found: &PathMatch,
+    query: Option<&str>,
+    body: &[u8],
+) -> Response
+where
+    RequestHandler: Handle<O>,
+{
+    let p: O::Request = match params(route, found, query, body) {
+        Ok(p) => p,
+        Err(e) => return error_response(&e, None),
+    };
+    match state.handler.handle(cx, p).await.map(Answer::into_reply) {
+        Ok(Reply::Unary(r)) => ok(&r),
+        Ok(Reply::Stream(events)) => stream(state, events),
+        Err(e) => error_response(&e, None),
+    }
+}
+
+/// Each operation's call is boxed, so that the binding's future stays small (see the JSON-RPC
+/// binding).
+struct Dispatch<'a> {
+    state: &'a AppState,
+    cx: &'a CallContext,
+    route: &'a Route,
+    found: &'a PathMatch,
+    query: Option<&'a str>,
+    body: &'a [u8],
+}
+
+impl<'a> Visit for Dispatch<'a> {
+    type Output = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
+
+    fn visit<O: Operation>(self) -> Self::Output
+    where
+        RequestHandler: Handle<O>,
+        O::Request: Tenanted,
+    {
+        let Self {
+            state,
+            cx,
+            route,
+            found,
+            query,
+            body,
+        } = self;
+        Box::pin(call::<O>(state, cx, route, found, query, body))
+    }
+}
+
 async fn dispatch(
     state: &AppState,
     cx: &CallContext,
@@ -218,29 +266,16 @@ async fn dispatch(
     query: Option<&str>,
     body: &[u8],
 ) -> Response {
-    let h = &state.handler;
-    // Each operation's future is boxed, so this future stays small (see the JSON-RPC binding).
-    macro_rules! call {
-        ($operation:ident, $answer:ident) => {
-            match params(route, found, query, body) {
-                Ok(p) => $answer(Box::pin(h.$operation(cx, p)).await),
-                Err(e) => error_response(&e, None),
-            }
-        };
-    }
-    let stream = |result| stream(state, result);
-    match route.method {
-        Method::SendMessage => call!(send_message, reply),
-        Method::SendStreamingMessage => call!(send_streaming_message, stream),
-        Method::ListTasks => call!(list_tasks, reply),
-        Method::GetTask => call!(get_task, reply),
-        Method::CancelTask => call!(cancel_task, reply),
-        Method::SubscribeToTask => call!(subscribe_to_task, stream),
-        Method::CreateTaskPushNotificationConfig => call!(create_push_config, reply),
-        Method::ListTaskPushNotificationConfigs => call!(list_push_configs, reply),
-        Method::GetTaskPushNotificationConfig => call!(get_push_config, reply),
-        Method::DeleteTaskPushNotificationConfig => call!(delete_push_config, reply),
-        Method::GetExtendedAgentCard => call!(get_extended_agent_card, reply),
-        _ => error_response(&Error::from_kind(ErrorKind::MethodNotFound), None),
+    let call = Dispatch {
+        state,
+        cx,
+        route,
+        found,
+        query,
+        body,
+    };
+    match dispatch::visit(route.method, call) {
+        Some(call) => call.await,
+        None => error_response(&Error::from_kind(ErrorKind::MethodNotFound), None),
     }
 }
