@@ -52,7 +52,7 @@
 #[cfg(feature = "trust")]
 mod jwt;
 #[cfg(feature = "trust")]
-pub use jwt::{JwtBearer, TokenError};
+pub use jwt::{DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_FETCH_BYTES, JwtBearer, TokenError};
 
 use a2a_core::{Method, SecurityRequirement, SecurityScheme};
 use axum::http::header;

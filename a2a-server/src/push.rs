@@ -27,7 +27,8 @@
 //! A shutdown stops the workers without touching the registrations: an event whose delivery
 //! was being retried stays pending, and the next process delivers it (never a dead letter
 //! for the shutdown). A task has at most [`PushSettings::max_configs_per_task`] webhooks
-//! (100 by default); registering, and every event, cost the same whatever that number is.
+//! (100 by default); registering, and every event, cost the same whatever that number is. A
+//! webhook URL is at most [`MAX_WEBHOOK_URL_BYTES`] (8 KiB) long, on every binding.
 //!
 //! **SSRF guard.** Webhook URLs that resolve to loopback, private, link-local (cloud
 //! metadata), unspecified, multicast or other reserved addresses are refused, on the address
@@ -49,7 +50,7 @@
 mod deliver;
 mod guard;
 
-pub use guard::is_forbidden;
+pub use guard::{MAX_WEBHOOK_URL_BYTES, is_forbidden};
 
 use crate::store::{DeadLetter, PushRecord, Store, StoreError};
 use a2a_core::{Error, TaskId, Timestamp};

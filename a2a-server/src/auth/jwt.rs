@@ -16,6 +16,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+mod fetch;
+use fetch::FetchError;
+pub use fetch::{DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_FETCH_BYTES};
+
 /// Validates `Authorization: Bearer <JWT>` as an OAuth 2.0 resource server (RFC 9068 style
 /// access tokens, or OpenID Connect ID tokens): the signature with the issuer's key (from its
 /// JWK set, fetched from the discovery document `<issuer>/.well-known/openid-configuration` or
@@ -27,7 +31,12 @@ use std::time::{Duration, Instant};
 /// (30 s), so that tokens with made-up key ids cannot make the server hammer the issuer. A
 /// fetch gives up after [`fetch_timeout`](Self::fetch_timeout) (5 s): while the issuer is down
 /// or slow, tokens signed by keys already cached keep working, and the others are refused
-/// with "the issuer's key set is unavailable" instead of waiting.
+/// with "the issuer's key set is unavailable" instead of waiting. The timeout bounds the whole
+/// fetch (connect, headers and body, discovery document included), so an issuer trickling its
+/// answer a byte at a time is given up on in time too. An answer larger than
+/// [`max_fetch_bytes`](Self::max_fetch_bytes) (1 MiB) is refused as soon as that shows (its
+/// `Content-Length`, or the bytes read so far), so a hostile issuer cannot make the agent hold
+/// more than that.
 ///
 /// Only asymmetric algorithms are accepted (RS256/384/512, PS256/384/512, ES256/384, EdDSA),
 /// and only the one the key fits: `alg: none` and HMAC (an RSA public key used as an HMAC
@@ -53,6 +62,7 @@ pub struct JwtBearer {
     per_method: HashMap<Method, Vec<String>>,
     leeway: Duration,
     fetch_timeout: Duration,
+    max_fetch_bytes: usize,
     min_refresh: Duration,
     http: reqwest::Client,
     keys: Arc<RwLock<Vec<CachedKey>>>,
@@ -168,7 +178,8 @@ impl JwtBearer {
             required: Vec::new(),
             per_method: HashMap::new(),
             leeway: Duration::from_secs(60),
-            fetch_timeout: Duration::from_secs(5),
+            fetch_timeout: DEFAULT_FETCH_TIMEOUT,
+            max_fetch_bytes: DEFAULT_MAX_FETCH_BYTES,
             min_refresh: Duration::from_secs(30),
             http: reqwest::Client::new(),
             keys: Arc::default(),
@@ -234,10 +245,22 @@ impl JwtBearer {
         self
     }
 
-    /// How long a fetch of the discovery document or the key set may take (default 5 s).
+    /// How long a fetch of the key set may take, the discovery document included (default
+    /// [`DEFAULT_FETCH_TIMEOUT`], 5 s): the whole fetch, connect, headers and body, not each
+    /// read.
     #[must_use]
     pub fn fetch_timeout(mut self, timeout: Duration) -> Self {
         self.fetch_timeout = timeout;
+        self
+    }
+
+    /// The largest discovery document or key set read from the issuer (default
+    /// [`DEFAULT_MAX_FETCH_BYTES`], 1 MiB). A larger answer is refused, at its `Content-Length`
+    /// or once that many bytes have been read, and logged with this limit: the key set is then
+    /// unavailable, as if the issuer were down.
+    #[must_use]
+    pub fn max_fetch_bytes(mut self, bytes: usize) -> Self {
+        self.max_fetch_bytes = bytes;
         self
     }
 
@@ -308,9 +331,18 @@ impl JwtBearer {
         refresh.last = Some(Instant::now());
         let fetched = tokio::time::timeout(self.fetch_timeout, self.fetch(&mut refresh)).await;
         match fetched {
-            Ok(Some(keys)) => *self.keys.write().expect("JWK cache lock") = keys,
-            Ok(None) | Err(_) => {
-                tracing::warn!(issuer = %self.issuer, "the issuer's JWK set could not be fetched");
+            Ok(Ok(keys)) => *self.keys.write().expect("JWK cache lock") = keys,
+            Ok(Err(error)) => {
+                tracing::warn!(issuer = %self.issuer, %error, "the issuer's JWK set could not be fetched");
+                return Err(TokenError::KeySetUnavailable);
+            }
+            Err(_) => {
+                tracing::warn!(
+                    issuer = %self.issuer,
+                    timeout = ?self.fetch_timeout,
+                    "the issuer's JWK set was not fetched within the time-out \
+                     (raise it with JwtBearer::fetch_timeout)"
+                );
                 return Err(TokenError::KeySetUnavailable);
             }
         }
@@ -343,24 +375,30 @@ impl JwtBearer {
     }
 
     /// The key set (after the discovery document, the first time, without a configured URL).
-    async fn fetch(&self, refresh: &mut Refresh) -> Option<Vec<CachedKey>> {
+    async fn fetch(&self, refresh: &mut Refresh) -> Result<Vec<CachedKey>, FetchError> {
         let url = match (&self.jwks_url, &refresh.jwks_uri) {
             (Some(url), _) | (None, Some(url)) => url.clone(),
             (None, None) => {
                 let discovery = format!("{}/.well-known/openid-configuration", self.issuer);
-                let doc: Value = self.get(&discovery).await?;
+                let doc = self.get(&discovery).await?;
                 if doc["issuer"].as_str().map(|i| i.trim_end_matches('/')) != Some(&self.issuer) {
-                    tracing::warn!(%discovery, "the discovery document names another issuer");
-                    return None;
+                    return Err(FetchError::OtherIssuer { url: discovery });
                 }
-                let uri = doc["jwks_uri"].as_str()?.to_owned();
+                let uri = doc["jwks_uri"]
+                    .as_str()
+                    .ok_or(FetchError::Missing {
+                        url: discovery,
+                        field: "jwks_uri",
+                    })?
+                    .to_owned();
                 refresh.jwks_uri = Some(uri.clone());
                 uri
             }
         };
-        let set: Value = self.get(&url).await?;
+        let set = self.get(&url).await?;
         let keys = set["keys"]
-            .as_array()?
+            .as_array()
+            .ok_or(FetchError::Missing { url, field: "keys" })?
             .iter()
             .filter_map(|k| {
                 let jwk = serde_json::from_value::<Jwk>(k.clone()).ok()?;
@@ -370,15 +408,12 @@ impl JwtBearer {
                 })
             })
             .collect();
-        Some(keys)
+        Ok(keys)
     }
 
-    async fn get(&self, url: &str) -> Option<Value> {
-        let response = self.http.get(url).send().await.ok()?;
-        if !response.status().is_success() {
-            return None;
-        }
-        response.json().await.ok()
+    /// `url`'s JSON answer, at most [`max_fetch_bytes`](Self::max_fetch_bytes) of it.
+    async fn get(&self, url: &str) -> Result<Value, FetchError> {
+        fetch::get_json(&self.http, url, self.max_fetch_bytes).await
     }
 }
 

@@ -6,6 +6,13 @@ use a2a_core::Error;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
+/// The longest webhook URL accepted, in bytes: 8,192. RFC 9110 (section 4.1) asks HTTP
+/// software to support URIs of at least 8,000 octets, and common servers refuse request lines
+/// much longer (nginx's default buffer is 8 KiB), so a longer URL would not be deliverable
+/// anyway. The bound keeps a registration's size, and the error messages that quote its URL,
+/// small: a caller cannot make the server store and echo a megabyte per webhook.
+pub const MAX_WEBHOOK_URL_BYTES: usize = 8 << 10;
+
 impl PushSettings {
     pub(super) fn host_allowed(&self, host: &str) -> bool {
         self.allow.iter().any(|r| match r {
@@ -42,10 +49,18 @@ impl PushSettings {
         })
     }
 
-    /// Checks a webhook URL before registering it: an http(s) URL whose host, if it is an
-    /// address, is allowed. (Host names are checked when resolved, at every delivery.)
+    /// Checks a webhook URL before registering it: an http(s) URL of at most
+    /// [`MAX_WEBHOOK_URL_BYTES`] whose host, if it is an address, is allowed. (Host names are
+    /// checked when resolved, at every delivery.)
     pub(crate) fn check_url(&self, url: &str) -> Result<reqwest::Url, Error> {
         let refuse = |why: String| Error::invalid_params("url", why);
+        if url.len() > MAX_WEBHOOK_URL_BYTES {
+            // Not quoted: the point is not to echo it.
+            return Err(refuse(format!(
+                "the URL is {} bytes long; webhook URLs are limited to {MAX_WEBHOOK_URL_BYTES} bytes",
+                url.len()
+            )));
+        }
         let parsed =
             reqwest::Url::parse(url).map_err(|e| refuse(format!("{url:?} is not a URL: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -270,6 +285,28 @@ fn check_resolved(settings: &PushSettings, host: &str, addrs: &[IpAddr]) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn webhook_urls_are_limited_in_length_and_the_refusal_does_not_echo_them() {
+        let url = |len: usize| {
+            let base = "https://hooks.example.com/a2a?k=";
+            format!("{base}{}", "a".repeat(len - base.len()))
+        };
+        let settings = PushSettings::default();
+        assert!(settings.check_url(&url(MAX_WEBHOOK_URL_BYTES)).is_ok());
+        let long = url(MAX_WEBHOOK_URL_BYTES + 1);
+        let error = settings
+            .check_url(&long)
+            .expect_err("one byte over the limit");
+        assert_eq!(
+            error.code,
+            a2a_core::ErrorKind::InvalidParams.json_rpc_code()
+        );
+        assert!(error.message.contains("8192 bytes"), "{}", error.message);
+        assert!(error.message.len() < 200, "{}", error.message);
+        let huge = url(1 << 20);
+        assert!(settings.check_url(&huge).is_err());
+    }
 
     #[test]
     fn private_loopback_link_local_and_reserved_addresses_are_forbidden() {
