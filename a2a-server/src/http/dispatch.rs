@@ -37,9 +37,6 @@ pub(crate) trait Answer<O: Operation> {
 
     /// The unary answer's protobuf message (`O`'s response message, unframed), for the gRPC
     /// binding.
-    // The gRPC binding (http/grpc.rs) is being moved onto tonic separately; it dispatches
-    // through this table once that lands, and this is what it renders a unary answer with.
-    #[allow(dead_code)]
     fn proto(unary: &Self::Unary) -> Result<Bytes, Error>;
 
     /// The answer, a unary one in its v0.3 form.
@@ -110,7 +107,6 @@ impl<O: Operation<Response = SendMessageResponse>> Answer<O> for SendReply {
 }
 
 /// `value` as `O`'s response message.
-#[allow(dead_code)] // see `Answer::proto`
 fn encode<O: Operation, T: Serialize + ?Sized>(value: &T) -> Result<Bytes, Error> {
     a2a_core::proto::encode(value, O::response_message())
         .map(Bytes::from)

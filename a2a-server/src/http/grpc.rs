@@ -14,25 +14,22 @@
 //! with a `google.rpc.Status` holding the ErrorInfo in `grpc-status-details-bin`.
 
 use super::AppState;
+use super::dispatch::{self, Answer, Handle, Reply, Visit};
 use super::extract::{Tenanted, call_context, extensions_header, scope_to_tenant};
 use crate::auth::{Granted, Principal};
-use crate::handler::{CallContext, RequestHandler, SendReply, StreamEvent};
+use crate::handler::{CallContext, RequestHandler, StreamEvent};
 use crate::telemetry::{Failed, called};
+use a2a_core::operation::Operation;
 use a2a_core::proto::{self, BytesCodec, MessageType};
-use a2a_core::{
-    CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, Error, ErrorKind,
-    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTasksRequest, Message, Method,
-    RESUMABLE_STREAMS_EXTENSION, SendMessageRequest, SubscribeToTaskRequest, Task,
-    TaskPushNotificationConfig, Validate,
-};
+use a2a_core::{Error, ErrorKind, Method, RESUMABLE_STREAMS_EXTENSION};
 use axum::body::Body;
 use axum::http::{self, HeaderMap};
 use axum::response::Response;
 use bytes::Bytes;
 use futures::StreamExt as _;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
+use std::future::Future;
+use std::pin::Pin;
 use tonic::server::Grpc;
 
 /// What a request's `content-type` means to this binding.
@@ -133,8 +130,12 @@ pub(crate) async fn serve(state: &AppState, request: axum::extract::Request) -> 
             let cx = cx.take();
             async move {
                 let cx = cx.ok_or_else(served_twice)?;
-                let events = stream(handler, cx, method, request.into_inner()).await;
-                let messages = events.map_err(failed)?.map(move |mut e: StreamEvent| {
+                let events = match answer(handler, cx, method, request.into_inner()).await {
+                    Ok(Answered::Events(events)) => events,
+                    Ok(Answered::One(_)) => return Err(failed(mismatched())),
+                    Err(e) => return Err(failed(e)),
+                };
+                let messages = events.map(move |mut e: StreamEvent| {
                     if event_ids && e.seq > 0 {
                         e.event.set_event_id(e.seq);
                     }
@@ -150,8 +151,11 @@ pub(crate) async fn serve(state: &AppState, request: axum::extract::Request) -> 
             let cx = cx.take();
             async move {
                 let cx = cx.ok_or_else(served_twice)?;
-                let answer = unary(handler, cx, method, request.into_inner()).await;
-                answer.map(tonic::Response::new).map_err(failed)
+                match answer(handler, cx, method, request.into_inner()).await {
+                    Ok(Answered::One(message)) => Ok(tonic::Response::new(message)),
+                    Ok(Answered::Events(_)) => Err(failed(mismatched())),
+                    Err(e) => Err(failed(e)),
+                }
             }
         });
         grpc.unary(call, request).await
@@ -213,97 +217,74 @@ fn context(
     Ok(cx)
 }
 
-/// Decodes and validates a request, and scopes the call to its tenant.
-fn decode<P: DeserializeOwned + Validate + Tenanted>(
-    bytes: &[u8],
-    ty: &'static MessageType,
-    cx: &mut CallContext,
-) -> Result<P, Error> {
-    let p: P = proto::decode(bytes, ty)?;
-    p.validate()?;
-    scope_to_tenant(&p, cx);
-    Ok(p)
+/// What a call answers: one message (unframed), or the events of a stream.
+enum Answered {
+    One(Bytes),
+    Events(crate::EventStream),
 }
 
-/// A `SendMessage` answer as `SendMessageResponse`, the task encoded straight from the store's
-/// copy.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-enum Reply<'a> {
-    Task(&'a Task),
-    Message(&'a Message),
-}
-
-async fn unary(
-    h: &RequestHandler,
+/// A call of the operation `O`: decode its request message, scope the call to its tenant, call
+/// the handler (which validates the request), encode a unary answer as `O`'s response message.
+async fn call<O: Operation>(
+    handler: &RequestHandler,
     mut cx: CallContext,
+    bytes: Bytes,
+) -> Result<Answered, Error>
+where
+    RequestHandler: Handle<O>,
+    O::Request: Tenanted,
+{
+    let request: O::Request = proto::decode(&bytes, O::request_message())?;
+    scope_to_tenant(&request, &mut cx);
+    render::<O, _>(handler.handle(&cx, request).await?)
+}
+
+fn render<O: Operation, A: Answer<O>>(answer: A) -> Result<Answered, Error> {
+    match answer.into_reply() {
+        Reply::Unary(unary) => A::proto(&unary).map(Answered::One),
+        Reply::Stream(events) => Ok(Answered::Events(events)),
+    }
+}
+
+/// Each operation's call is boxed, as on the other bindings.
+type Call<'a> = Pin<Box<dyn Future<Output = Result<Answered, Error>> + Send + 'a>>;
+
+/// Dispatches a call to its operation ([`dispatch::visit`]).
+struct Dispatch<'a> {
+    handler: &'a RequestHandler,
+    cx: CallContext,
+    bytes: Bytes,
+}
+
+impl<'a> Visit for Dispatch<'a> {
+    type Output = Call<'a>;
+
+    fn visit<O: Operation>(self) -> Call<'a>
+    where
+        RequestHandler: Handle<O>,
+        O::Request: Tenanted,
+    {
+        Box::pin(call::<O>(self.handler, self.cx, self.bytes))
+    }
+}
+
+/// Calls `method`'s operation with the request message `bytes`.
+async fn answer(
+    handler: &RequestHandler,
+    cx: CallContext,
     method: Method,
     bytes: Bytes,
-) -> Result<Bytes, Error> {
-    let (request, response) = proto::messages(method);
-    let cx = &mut cx;
-    macro_rules! call {
-        ($operation:ident, $req:ty) => {{
-            let p: $req = decode(&bytes, request, cx)?;
-            encode(&Box::pin(h.$operation(cx, p)).await?, response)
-        }};
-    }
-    match method {
-        Method::SendMessage => {
-            let p: SendMessageRequest = decode(&bytes, request, cx)?;
-            match Box::pin(h.send_message(cx, p)).await? {
-                SendReply::Task(t) => encode(&Reply::Task(&t), response),
-                SendReply::Message(m) => encode(&Reply::Message(&m), response),
-            }
-        }
-        Method::GetTask => {
-            let p: GetTaskRequest = decode(&bytes, request, cx)?;
-            // An unchanged task's encoding is kept between calls, as its JSON is.
-            Box::pin(h.get_task(cx, p)).await?.proto()
-        }
-        Method::CancelTask => {
-            let p: CancelTaskRequest = decode(&bytes, request, cx)?;
-            encode(&Box::pin(h.cancel_task(cx, p)).await?, response)
-        }
-        Method::ListTasks => call!(list_tasks, ListTasksRequest),
-        Method::CreateTaskPushNotificationConfig => {
-            call!(create_push_config, TaskPushNotificationConfig)
-        }
-        Method::GetTaskPushNotificationConfig => {
-            call!(get_push_config, GetTaskPushNotificationConfigRequest)
-        }
-        Method::ListTaskPushNotificationConfigs => {
-            call!(list_push_configs, ListTaskPushNotificationConfigsRequest)
-        }
-        Method::DeleteTaskPushNotificationConfig => {
-            call!(delete_push_config, DeleteTaskPushNotificationConfigRequest)
-        }
-        Method::GetExtendedAgentCard => {
-            call!(get_extended_agent_card, GetExtendedAgentCardRequest)
-        }
-        // Streaming methods are served by `stream`.
-        _ => Err(Error::from_kind(ErrorKind::MethodNotFound)),
+) -> Result<Answered, Error> {
+    let call = Dispatch { handler, cx, bytes };
+    match dispatch::visit(method, call) {
+        Some(call) => call.await,
+        None => Err(Error::from_kind(ErrorKind::MethodNotFound)),
     }
 }
 
-async fn stream(
-    h: &RequestHandler,
-    mut cx: CallContext,
-    method: Method,
-    bytes: Bytes,
-) -> Result<crate::EventStream, Error> {
-    let (request, _) = proto::messages(method);
-    match method {
-        Method::SendStreamingMessage => {
-            let p: SendMessageRequest = decode(&bytes, request, &mut cx)?;
-            Box::pin(h.send_streaming_message(&cx, p)).await
-        }
-        Method::SubscribeToTask => {
-            let p: SubscribeToTaskRequest = decode(&bytes, request, &mut cx)?;
-            Box::pin(h.subscribe_to_task(&cx, p)).await
-        }
-        _ => Err(Error::from_kind(ErrorKind::MethodNotFound)),
-    }
+/// A unary or a streaming operation answered the other way (the table says which each is).
+fn mismatched() -> Error {
+    Error::new(ErrorKind::Internal, "an operation answered in the wrong form")
 }
 
 /// A trailers-only response carrying an error.
