@@ -1,6 +1,6 @@
 //! SSE frame encoding of stream events as the JSON-RPC binding sends them: each event wrapped in
-//! a JSON-RPC result envelope, written as one `id:` + `data:` frame by axum's SSE body (the same
-//! steps as `a2a-server/src/http/sse.rs` and `jsonrpc.rs`).
+//! a JSON-RPC result envelope, written as one `data:` + `id:` event by axum's SSE body with its
+//! keep-alive (the same steps as `a2a-server/src/http/sse.rs` and `jsonrpc.rs`).
 //!
 //! `cargo bench -p a2a-server --bench sse`
 
@@ -12,7 +12,7 @@ use a2a_core::{
     TaskStatusUpdateEvent,
 };
 use axum::response::IntoResponse as _;
-use axum::response::sse::{Event, Sse};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use http_body_util::BodyExt as _;
 use std::convert::Infallible;
@@ -54,6 +54,8 @@ fn sse(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("runtime");
+    // KeepAlive's timer is made in the runtime's context.
+    let _runtime = rt.enter();
     let events = events();
     let id = Id::from(7);
     let mut g = c.benchmark_group("sse");
@@ -63,12 +65,18 @@ fn sse(c: &mut Criterion) {
             let frames: Vec<Result<Event, Infallible>> = events
                 .iter()
                 .map(|(seq, e)| {
-                    let json = serde_json::to_string(&RpcResponse::result(id.clone(), e))
+                    let mut json = Vec::with_capacity(2048);
+                    serde_json::to_writer(&mut json, &RpcResponse::result(id.clone(), e))
                         .expect("serializes");
-                    Ok(Event::default().data(json).id(seq.to_string()))
+                    let event = Event::default().data(std::str::from_utf8(&json).expect("UTF-8"));
+                    Ok(event.id(seq.to_string()))
                 })
                 .collect();
+            let keep_alive = KeepAlive::new()
+                .interval(std::time::Duration::from_secs(15))
+                .text("keep-alive");
             let body = Sse::new(futures::stream::iter(frames))
+                .keep_alive(keep_alive)
                 .into_response()
                 .into_body();
             rt.block_on(body.collect())

@@ -44,9 +44,12 @@ where
     E: Fn(&StreamEvent, &mut Vec<u8>) -> Result<(), serde_json::Error>,
 {
     let mut json = Vec::with_capacity(JSON_CAPACITY);
-    let event = match encode(e, &mut json) {
-        // serde_json writes UTF-8: the conversion borrows, it does not replace.
-        Ok(()) => Event::default().data(String::from_utf8_lossy(&json)),
+    // serde_json writes UTF-8; checked all the same (no `unsafe`), as an error if it is not.
+    let encoded = encode(e, &mut json)
+        .map_err(|err| err.to_string())
+        .and_then(|()| std::str::from_utf8(&json).map_err(|err| err.to_string()));
+    let event = match encoded {
+        Ok(data) => Event::default().data(data),
         Err(err) => {
             tracing::error!(error = %err, "an SSE event failed to serialize");
             let error = Error::new(
