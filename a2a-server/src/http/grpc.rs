@@ -284,7 +284,10 @@ async fn answer(
 
 /// A unary or a streaming operation answered the other way (the table says which each is).
 fn mismatched() -> Error {
-    Error::new(ErrorKind::Internal, "an operation answered in the wrong form")
+    Error::new(
+        ErrorKind::Internal,
+        "an operation answered in the wrong form",
+    )
 }
 
 /// A trailers-only response carrying an error.
