@@ -238,13 +238,20 @@ pub(crate) fn bytes_response(
 }
 
 /// A router sending every request (on the HTTP port, every one but the agent card's) to the
-/// binding it is for behind `door` ([`Binding::of`]), inside the authentication layer.
+/// binding it is for behind `door` ([`Binding::of`]), inside the authentication layer when the
+/// server has an authenticator.
 fn bindings(state: &Arc<AppState>, door: Door) -> Router<Arc<AppState>> {
     let dispatch = move |State(state): State<Arc<AppState>>, request: Request| async move {
-        Binding::of(&request, door).serve(&state, request).await
+        let binding = Binding::of(&request, door);
+        let response = binding.serve(&state, request).await;
+        // Every 401 and 403 a binding answers (an operation's too) gets its challenge here.
+        auth::challenge_of(binding, state.auth.as_deref(), response)
     };
-    let dispatch = AuthLayer::new(state, door).layer(dispatch.with_state(state.clone()));
-    Router::new().fallback_service(dispatch)
+    let dispatch = dispatch.with_state(state.clone());
+    match AuthLayer::new(state, door) {
+        Some(auth) => Router::new().fallback_service(auth.layer(dispatch)),
+        None => Router::new().fallback_service(dispatch),
+    }
 }
 
 /// `router` inside the telemetry layer (outermost, so that every binding's calls are

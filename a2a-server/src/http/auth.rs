@@ -21,19 +21,20 @@ use std::task::{Context, Poll};
 /// The layer that authenticates every request reaching the bindings behind a door.
 #[derive(Clone, Debug)]
 pub(crate) struct AuthLayer {
-    auth: Option<Arc<dyn DynAuthenticator>>,
+    auth: Arc<dyn DynAuthenticator>,
     metrics: Option<Arc<MetricsInner>>,
     door: Door,
 }
 
 impl AuthLayer {
-    /// The layer of the server `state`, for the bindings behind `door`.
-    pub(crate) fn new(state: &AppState, door: Door) -> Self {
-        Self {
-            auth: state.auth.clone(),
+    /// The layer of the server `state`, for the bindings behind `door`; none when the server
+    /// has no authenticator (every request is then served as it comes).
+    pub(crate) fn new(state: &AppState, door: Door) -> Option<Self> {
+        Some(Self {
+            auth: state.auth.clone()?,
             metrics: state.metrics.clone(),
             door,
-        }
+        })
     }
 }
 
@@ -75,24 +76,20 @@ where
         let binding = Binding::of(&request, self.layer.door);
         let AuthLayer { auth, metrics, .. } = self.layer.clone();
         Box::pin(async move {
-            let request = match (binding, auth.as_deref()) {
+            let request = match binding {
                 // Nothing is served there (a 415): nothing to authenticate.
-                (Binding::Unsupported(_), _) | (_, None) => request,
-                (_, Some(authenticator)) => match admit(authenticator, request).await {
+                Binding::Unsupported(_) => request,
+                _ => match admit(auth.as_ref(), request).await {
                     Ok(request) => request,
                     Err(refusal) => {
                         if let Some(metrics) = &metrics {
                             metrics.auth_failed(refusal != Refusal::Missing);
                         }
-                        return Ok(refuse(binding, authenticator, &refusal));
+                        return Ok(refuse(binding, auth.as_ref(), &refusal));
                     }
                 },
             };
-            let response = inner.call(request).await?;
-            Ok(match binding {
-                Binding::JsonRpc | Binding::HttpJson => challenge(auth.as_deref(), response),
-                Binding::Grpc | Binding::Unsupported(_) => response,
-            })
+            inner.call(request).await
         })
     }
 }
@@ -156,6 +153,19 @@ fn refuse(binding: Binding, auth: &dyn DynAuthenticator, refusal: &Refusal) -> R
         }
     }
     challenge(Some(auth), response)
+}
+
+/// The challenges a response of `binding` carries, over JSON-RPC and HTTP+JSON (see
+/// [`challenge`]); a gRPC status carries none.
+pub(super) fn challenge_of(
+    binding: Binding,
+    auth: Option<&dyn DynAuthenticator>,
+    response: Response,
+) -> Response {
+    match binding {
+        Binding::JsonRpc | Binding::HttpJson => challenge(auth, response),
+        Binding::Grpc | Binding::Unsupported(_) => response,
+    }
 }
 
 /// The challenges a response of the JSON-RPC or HTTP+JSON binding carries: a 403 under a
