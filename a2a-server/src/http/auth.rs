@@ -1,8 +1,9 @@
 //! Authentication as a tower layer around the bindings (the agent card stays public): it asks
 //! the authenticator about each request, records the caller in the request's extensions (a
 //! [`Principal`] and its [`Granted`] scopes), and answers a refusal in the error form of the
-//! request's binding ([`Binding::of`], the same decision the dispatch makes). On the JSON-RPC
-//! and HTTP+JSON bindings it also gives every 401 and 403 its `WWW-Authenticate` challenge.
+//! request's binding ([`Binding::of`], the same decision the dispatch makes); a server without
+//! an authenticator has no such layer. The dispatch gives every other 401 and 403 of the
+//! JSON-RPC and HTTP+JSON bindings its `WWW-Authenticate` challenge ([`challenge_of`]).
 //! Authorization by scope ([`authorize`]) runs later, where the operation is known.
 
 use super::AppState;
