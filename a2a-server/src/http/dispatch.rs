@@ -161,8 +161,7 @@ pub(crate) trait Visit {
     /// Runs for the operation `O`.
     fn visit<O: Operation>(self) -> Self::Output
     where
-        RequestHandler: Handle<O>,
-        O::Request: super::extract::Tenanted;
+        RequestHandler: Handle<O>;
 }
 
 /// For each entry of the table: `Handle` by the method it names, and [`visit`].

@@ -3,12 +3,7 @@
 
 use crate::agent::ServiceParams;
 use crate::handler::CallContext;
-use a2a_core::{
-    CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, Error, ErrorKind,
-    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
-    SubscribeToTaskRequest, TaskPushNotificationConfig,
-};
+use a2a_core::{Error, ErrorKind};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use bytes::Bytes;
@@ -134,36 +129,8 @@ pub(crate) fn extensions_header(active: &[String]) -> Option<HeaderValue> {
     }
 }
 
-/// The `tenant` member that every v1.0 request's params have.
-pub(crate) trait Tenanted {
-    fn tenant(&self) -> Option<&str>;
-}
-
-macro_rules! tenanted {
-    ($($t:ty),* $(,)?) => {
-        $(impl Tenanted for $t {
-            fn tenant(&self) -> Option<&str> {
-                self.tenant.as_deref()
-            }
-        })*
-    };
-}
-
-tenanted!(
-    SendMessageRequest,
-    GetTaskRequest,
-    ListTasksRequest,
-    CancelTaskRequest,
-    SubscribeToTaskRequest,
-    TaskPushNotificationConfig,
-    GetTaskPushNotificationConfigRequest,
-    ListTaskPushNotificationConfigsRequest,
-    DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest,
-);
-
 /// Scopes the call to the tenant a request names (an empty one names none).
-pub(crate) fn scope_to_tenant(request: &impl Tenanted, cx: &mut CallContext) {
+pub(crate) fn scope_to_tenant(request: &impl a2a_core::HasTenant, cx: &mut CallContext) {
     if let Some(tenant) = request.tenant().filter(|t| !t.is_empty()) {
         cx.scope.tenant = Some(tenant.to_owned());
     }

@@ -15,7 +15,7 @@
 
 use super::AppState;
 use super::dispatch::{self, Answer, Handle, Reply, Visit};
-use super::extract::{Tenanted, call_context, extensions_header, scope_to_tenant};
+use super::extract::{call_context, extensions_header, scope_to_tenant};
 use crate::auth::{Granted, Principal};
 use crate::handler::{CallContext, RequestHandler, StreamEvent};
 use crate::telemetry::{Failed, called};
@@ -232,7 +232,6 @@ async fn call<O: Operation>(
 ) -> Result<Answered, Error>
 where
     RequestHandler: Handle<O>,
-    O::Request: Tenanted,
 {
     let request: O::Request = proto::decode(&bytes, O::request_message())?;
     scope_to_tenant(&request, &mut cx);
@@ -262,7 +261,6 @@ impl<'a> Visit for Dispatch<'a> {
     fn visit<O: Operation>(self) -> Call<'a>
     where
         RequestHandler: Handle<O>,
-        O::Request: Tenanted,
     {
         Box::pin(call::<O>(self.handler, self.cx, self.bytes))
     }

@@ -4,7 +4,7 @@
 //! translation, so v0.3 clients work unchanged.
 
 use super::dispatch::{self, Answer, Handle, Reply, Visit};
-use super::extract::{Tenanted, call_context, extensions_header, read_body, scope_to_tenant};
+use super::extract::{call_context, extensions_header, read_body, scope_to_tenant};
 use super::{AppState, sse};
 use crate::handler::{CallContext, RequestHandler, StreamEvent};
 use crate::telemetry::{Failed, called};
@@ -164,7 +164,6 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
 async fn call_v1<O: Operation>(state: &AppState, mut cx: CallContext, req: &RawRequest) -> Response
 where
     RequestHandler: Handle<O>,
-    O::Request: Tenanted,
 {
     let id = req.id.clone();
     let p: O::Request = match req.params_as() {
@@ -221,7 +220,6 @@ impl<'a> Visit for Dispatch<'a> {
     fn visit<O: Operation>(self) -> Call<'a>
     where
         RequestHandler: Handle<O>,
-        O::Request: Tenanted,
     {
         if self.v03 {
             Box::pin(call_v03::<O>(self.state, self.cx, self.req))

@@ -8,7 +8,7 @@
 //! [`error_response`] alone.
 
 use super::dispatch::{self, Answer, Handle, Reply, Visit};
-use super::extract::{Tenanted, call_context, extensions_header, read_body};
+use super::extract::{call_context, extensions_header, read_body};
 use super::{AppState, sse};
 use crate::handler::{CallContext, RequestHandler, StreamEvent};
 use crate::telemetry::{Failed, called};
@@ -193,7 +193,15 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
     let mut response = match route {
         Some(route) => {
             called(route.method);
-            dispatch(state, &cx, route, &found, query, &bytes).await
+            dispatch(Call {
+                state,
+                cx: &cx,
+                route,
+                found: &found,
+                query,
+                body: &bytes,
+            })
+            .await
         }
         None => method_not_allowed(&found.allow()),
     };
@@ -205,17 +213,18 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
 
 /// A call of the operation `O`: its request read from the path, the query or the body as the
 /// route says, the handler called (it validates the request), the answer written.
-async fn call<O: Operation>(
-    state: &AppState,
-    cx: &CallContext,
-    route: &Route,
-    found: &PathMatch,
-    query: Option<&str>,
-    body: &[u8],
-) -> Response
+async fn call<O: Operation>(call: Call<'_>) -> Response
 where
     RequestHandler: Handle<O>,
 {
+    let Call {
+        state,
+        cx,
+        route,
+        found,
+        query,
+        body,
+    } = call;
     let p: O::Request = match params(route, found, query, body) {
         Ok(p) => p,
         Err(e) => return error_response(&e, None),
@@ -227,9 +236,9 @@ where
     }
 }
 
-/// Each operation's call is boxed, so that the binding's future stays small (see the JSON-RPC
-/// binding).
-struct Dispatch<'a> {
+/// What a call needs; dispatched to its operation, each operation's call boxed, so that the
+/// binding's future stays small (see the JSON-RPC binding).
+struct Call<'a> {
     state: &'a AppState,
     cx: &'a CallContext,
     route: &'a Route,
@@ -238,43 +247,20 @@ struct Dispatch<'a> {
     body: &'a [u8],
 }
 
-impl<'a> Visit for Dispatch<'a> {
+impl<'a> Visit for Call<'a> {
     type Output = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
 
     fn visit<O: Operation>(self) -> Self::Output
     where
         RequestHandler: Handle<O>,
-        O::Request: Tenanted,
     {
-        let Self {
-            state,
-            cx,
-            route,
-            found,
-            query,
-            body,
-        } = self;
-        Box::pin(call::<O>(state, cx, route, found, query, body))
+        Box::pin(call::<O>(self))
     }
 }
 
-async fn dispatch(
-    state: &AppState,
-    cx: &CallContext,
-    route: &Route,
-    found: &PathMatch,
-    query: Option<&str>,
-    body: &[u8],
-) -> Response {
-    let call = Dispatch {
-        state,
-        cx,
-        route,
-        found,
-        query,
-        body,
-    };
-    match dispatch::visit(route.method, call) {
+async fn dispatch(call: Call<'_>) -> Response {
+    let method = call.route.method;
+    match dispatch::visit(method, call) {
         Some(call) => call.await,
         None => error_response(&Error::from_kind(ErrorKind::MethodNotFound), None),
     }
