@@ -4,6 +4,7 @@
     python3 bench/chart.py                  # the newest bench/results/*.json -> docs/perf-*.svg
     python3 bench/chart.py FILE.json        # another results file
     python3 bench/chart.py --check          # exit 1 if the committed SVGs are not what FILE gives
+    python3 bench/chart.py FILE.json --out-dir DIR   # draw elsewhere than docs/
 
 A results file (bench/results/<date>.json, or what bench/results.py writes after a run of
 compare.sh) holds runs; each run holds rows with a2a-bench's field names (label, scenario,
@@ -69,7 +70,8 @@ def load(path):
     for run in doc["runs"]:
         groups = {}
         for row in run["rows"]:
-            if row.get("binding", "jsonrpc") not in ("jsonrpc", "JsonRpc"):
+            # JSON-RPC over HTTP/1.1 only, and no callgrind row (its times mean nothing).
+            if row.get("binding", "jsonrpc") != "jsonrpc" or row.get("under_callgrind"):
                 continue
             key = (row["label"], row["scenario"], row["concurrency"])
             groups.setdefault(key, []).append(row)
@@ -296,6 +298,11 @@ def footnote(svg, y, text):
 
 def main(argv):
     check = "--check" in argv
+    out = OUT
+    if "--out-dir" in argv:
+        at = argv.index("--out-dir")
+        out = Path(argv[at + 1])
+        argv = argv[:at] + argv[at + 2:]
     files = [a for a in argv if not a.startswith("--")]
     source = Path(files[0]) if files else max(RESULTS.glob("*.json"))
     runs = load(source)
@@ -303,13 +310,13 @@ def main(argv):
               "perf-latency.svg": latency(runs)}
     stale = []
     for name, body in charts.items():
-        path = OUT / name
+        path = out / name
         if check:
             if not path.exists() or path.read_text() != body:
-                stale.append(str(path.relative_to(ROOT)))
+                stale.append(str(path))
         else:
             path.write_text(body)
-            print(f"wrote {path.relative_to(ROOT)} from {source.relative_to(ROOT) if source.is_relative_to(ROOT) else source}")
+            print(f"wrote {path} from {source}")
     if stale:
         print("not what bench/chart.py draws from " + str(source) + ": " + ", ".join(stale)
               + " (run python3 bench/chart.py and commit the result)", file=sys.stderr)

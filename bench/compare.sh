@@ -67,6 +67,7 @@ grpc=1
 h2=1
 repeat=1
 requests=""
+invocation="bench/compare.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) duration=1; warmup=0.5; subscribers=1000 ;;
@@ -345,6 +346,19 @@ if [ -n "$flush_line" ]; then
   echo
   echo "The disk's flush in the same run (a2a-bench flush in $work, 500 samples): $flush_line"
   echo "(ours-sled's first event p50 at c=1 above is flushed before it is sent; read it against fdatasync_p50_ms)"
+fi
+# The run as a results file (bench/results.py), the shape bench/chart.py draws: copy it to
+# bench/results/ to publish it as the current figures.
+if command -v python3 >/dev/null; then
+  commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || true)"
+  [ -z "$commit" ] || git -C "$root" diff --quiet HEAD 2>/dev/null || commit="$commit-dirty"
+  python3 "$root/bench/results.py" "$results" --out "$work/run.json" \
+    --command "CARGO_TARGET_DIR=$CARGO_TARGET_DIR $invocation" \
+    --machine "$("$bin/a2a-bench" machine); servers on core $server_core, load generator on core $load_core" \
+    --method "JSON-RPC over HTTP/1.1 unless a row says otherwise; $window_text; $repeat repetition(s)" \
+    ${commit:+--commit "$commit"} ${flush_line:+--flush "$flush_line"} \
+    || echo "bench/results.py could not write $work/run.json" >&2
+  echo "Results file: $work/run.json (python3 bench/chart.py $work/run.json draws it)" >&2
 fi
 echo
 echo "Raw results: $results" >&2

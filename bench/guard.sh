@@ -44,5 +44,11 @@ for i in 1 2 3; do
   done
 done
 cd "$root"
+# The six runs as one results file (bench/results.py; compare.sh wrote each run.json).
+if command -v python3 >/dev/null; then
+  guard_json="$root/.scratch/bench/guard-$(date +%Y%m%d-%H%M%S).json"
+  python3 "$root/bench/results.py" merge "$guard_json" "${runs[@]/%results.jsonl/run.json}" \
+    && echo "Results file: $guard_json" >&2 || echo "bench/results.py merge failed" >&2
+fi
 "$CARGO_TARGET_DIR/release/a2a-bench" guard "${runs[@]}" \
   --baseline "$root/bench/baseline-instructions.json" "${write[@]}"
