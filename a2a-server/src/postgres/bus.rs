@@ -34,7 +34,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// Why not `NOTIFY` inside each write's transaction: PostgreSQL holds one database-wide lock
 /// from a notifying transaction's commit until its WAL is flushed, so notifying writes commit
 /// one at a time instead of sharing flushes; measured on SendMessage, that halved throughput
-/// (bench/README.md). Sent after the commit, a wake-up never announces an event that cannot be
+/// (bench/HISTORY.md, "Several replicas on PostgreSQL"). Sent after the commit, a wake-up never announces an event that cannot be
 /// read yet. A replica that dies between a commit and its wake-up (a few milliseconds) leaves
 /// the followers of that event to the task's next write (the survivor that recovers the task
 /// writes one) or to their safety poll.

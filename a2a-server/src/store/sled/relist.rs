@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 /// How many finished tasks may wait for their listing keys before a write starts a relist in
 /// the background (on tokio's blocking pool). A larger batch saves no more sled work but
-/// stalls the server's core for longer (bench/README.md, "Relist batches").
+/// stalls the server's core for longer (bench/HISTORY.md, "Relist batches").
 pub const RELIST_AFTER: usize = 64;
 
 /// How long an unfinished task waits before a background relist writes its keys.
@@ -41,7 +41,7 @@ pub const RELIST_MAX: usize = 4096;
 
 /// How many tasks may wait before a write, once committed, relists them itself and waits for
 /// it: under a write load faster than the background relists, the writers pay for the backlog
-/// instead of the next listing, and the set stays bounded (bench/README.md, "Relist batches").
+/// instead of the next listing, and the set stays bounded (bench/HISTORY.md, "Relist batches").
 pub const RELIST_BACKLOG: usize = 2 * RELIST_MAX;
 
 /// The `store_meta` key of the highest generation whose listing keys are durable (u64,
