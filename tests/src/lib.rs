@@ -16,6 +16,8 @@
 //! sleep to wait for something.
 
 pub mod agents;
+#[cfg(doctest)]
+mod guide;
 mod answer;
 pub mod broken;
 mod grpc;
