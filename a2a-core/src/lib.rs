@@ -48,6 +48,13 @@
 //! | [`Validate`] | REQUIRED-field and range checks, with errors that name the field |
 //! | [`v03`] | translation to and from the v0.3 wire format |
 //!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `signing` | no | agent card signatures: JWS over the RFC 8785 canonical card (ES256, RS256, EdDSA), keys read from PKCS#8 PEM, verification against trusted JWKs |
+//! | `tonic` | no | `proto::BytesCodec` and `Error::to_tonic_status`, the glue between [`proto`] and tonic for a gRPC server or client |
+//!
 //! # ProtoJSON rules
 //!
 //! Output uses lowerCamelCase names and full enum names (`TASK_STATE_WORKING`); input also

@@ -47,8 +47,9 @@
 //! | `sled` | yes | [`SledStore`], the durable embedded task store |
 //! | `postgres` | no | `a2a_server::postgres`: `PgStore`, `PgBus` and `PgLeases`, for several replicas on one PostgreSQL database |
 //! | `testing` | no | `a2a_server::testing`: run an agent's methods without a server and read back what it reported |
+//! | `trust` | no | the agent card signed with configured keys and their JWK set served (`ServerBuilder::card_signing_key`); OAuth 2.0 / OpenID Connect bearer JWTs (`auth::JwtBearer`) |
 //! | `otel` | no | W3C trace context through OpenTelemetry: each request's span continues the caller's trace, and webhook POSTs carry it ([`telemetry`]) |
-//! | `cli` | no | the `a2a-server` binary (demo agent, flags, logging, mimalloc): `cargo run -p a2a-server --features cli`; implies `sled` and `postgres` |
+//! | `cli` | no | the `a2a-server` binary (demo agent, flags, logging, mimalloc): `cargo run -p a2a-server --features cli`; implies `sled`, `postgres`, `trust` and `otel` |
 //!
 //! # What else is here
 //!
