@@ -16,11 +16,11 @@
 //! sleep to wait for something.
 
 pub mod agents;
-#[cfg(doctest)]
-mod guide;
 mod answer;
 pub mod broken;
 mod grpc;
+#[cfg(doctest)]
+mod guide;
 pub mod issuer;
 pub mod keys;
 pub mod shape;

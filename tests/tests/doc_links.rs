@@ -135,14 +135,20 @@ fn broken(document: &Path, target: &str) -> Option<String> {
     let file = if path.is_empty() {
         document.to_path_buf()
     } else {
-        document.parent().expect("a document's directory").join(path)
+        document
+            .parent()
+            .expect("a document's directory")
+            .join(path)
     };
     if !file.exists() {
         return Some(format!("{} does not exist", file.display()));
     }
     let anchor = anchor?;
     if file.extension().is_none_or(|ext| ext != "md") {
-        return Some(format!("#{anchor} points into {}, which is not Markdown", file.display()));
+        return Some(format!(
+            "#{anchor} points into {}, which is not Markdown",
+            file.display()
+        ));
     }
     let text = fs::read_to_string(&file).expect("a readable Markdown file");
     if anchors(&text).contains(anchor) {
@@ -167,20 +173,33 @@ fn every_relative_link_and_anchor_resolves() {
             }
         }
     }
-    assert!(checked > 50, "only {checked} links found: is the parser still reading them?");
-    assert!(failures.is_empty(), "broken links:\n{}", failures.join("\n"));
+    assert!(
+        checked > 50,
+        "only {checked} links found: is the parser still reading them?"
+    );
+    assert!(
+        failures.is_empty(),
+        "broken links:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn the_readme_is_short_and_keeps_its_set_up_commands() {
     let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
     let lines = readme.lines().count();
-    assert!(lines <= 300, "README.md has {lines} lines; the guide under docs/ is for the rest");
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines; the guide under docs/ is for the rest"
+    );
     for command in [
         "cargo run --release -p a2a-server --features cli\n",
         "cargo test --workspace --all-features\n",
     ] {
-        assert!(readme.contains(command), "README.md lost its set-up command {command:?}");
+        assert!(
+            readme.contains(command),
+            "README.md lost its set-up command {command:?}"
+        );
     }
 }
 
