@@ -49,7 +49,9 @@ fn every_documented_a2a_command_is_one_the_binary_accepts() {
             failures.push(format!("{}: `a2a` with no subcommand", command.place));
             continue;
         };
-        let help = helps.entry(subcommand.clone()).or_insert_with(|| help(subcommand));
+        let help = helps
+            .entry(subcommand.clone())
+            .or_insert_with(|| help(subcommand));
         match help {
             Err(why) => failures.push(format!("{}: a2a {subcommand}: {why}", command.place)),
             Ok(text) => {
@@ -61,7 +63,11 @@ fn every_documented_a2a_command_is_one_the_binary_accepts() {
             }
         }
     }
-    assert!(failures.is_empty(), "documented commands the binary refuses:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "documented commands the binary refuses:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]

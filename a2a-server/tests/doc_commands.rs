@@ -48,11 +48,22 @@ fn every_documented_server_flag_is_one_the_binary_accepts() {
     let help = help();
     let documented = doc_commands::documented(
         "a2a-server",
-        &["cargo run --release -p a2a-server --features cli --", "cargo run -p a2a-server --features cli --"],
+        &[
+            "cargo run --release -p a2a-server --features cli --",
+            "cargo run -p a2a-server --features cli --",
+        ],
     );
-    assert!(documented.len() >= 5, "only {} a2a-server command lines found", documented.len());
+    assert!(
+        documented.len() >= 5,
+        "only {} a2a-server command lines found",
+        documented.len()
+    );
     let table = table_flags();
-    assert!(table.len() >= 25, "only {} flags found in docs/server.md's table", table.len());
+    assert!(
+        table.len() >= 25,
+        "only {} flags found in docs/server.md's table",
+        table.len()
+    );
     let mut failures = Vec::new();
     for command in &documented {
         for flag in doc_commands::flags(&command.args) {
@@ -66,5 +77,9 @@ fn every_documented_server_flag_is_one_the_binary_accepts() {
             failures.push(format!("server.md's table: a2a-server has no {flag}"));
         }
     }
-    assert!(failures.is_empty(), "documented flags the binary refuses:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "documented flags the binary refuses:\n{}",
+        failures.join("\n")
+    );
 }

@@ -67,7 +67,11 @@ pub(crate) fn documented(program: &str, launchers: &[&str]) -> Vec<Documented> {
     let mut found = Vec::new();
     for page in pages() {
         let text = fs::read_to_string(&page).expect("a readable page");
-        let name = page.file_name().expect("a file").to_string_lossy().into_owned();
+        let name = page
+            .file_name()
+            .expect("a file")
+            .to_string_lossy()
+            .into_owned();
         let mut in_sh = false;
         let mut pending = String::new();
         for (number, line) in text.lines().enumerate() {
@@ -90,13 +94,19 @@ pub(crate) fn documented(program: &str, launchers: &[&str]) -> Vec<Documented> {
                 if let Some(after) = rest.strip_prefix(prefix) {
                     rest = after.trim_start();
                     let words = words(rest);
-                    found.push(Documented { place: format!("{name}:{}", number + 1), args: words });
+                    found.push(Documented {
+                        place: format!("{name}:{}", number + 1),
+                        args: words,
+                    });
                     rest = "";
                     break;
                 }
             }
             if let Some(after) = rest.strip_prefix(program).filter(|a| a.starts_with(' ')) {
-                found.push(Documented { place: format!("{name}:{}", number + 1), args: words(after) });
+                found.push(Documented {
+                    place: format!("{name}:{}", number + 1),
+                    args: words(after),
+                });
             }
         }
     }
