@@ -78,7 +78,11 @@
 mod conn;
 mod layer;
 mod listener;
+mod output;
 mod server;
+
+pub use output::{default_max_output, default_max_output_per_connection};
+pub(crate) use output::AnswerSize;
 
 pub use layer::{TrackRequests, TrackRequestsLayer, TrackedFuture};
 pub use listener::{Connection, ProtectedListener, ProtectedStream};
@@ -103,6 +107,10 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The default interval of HTTP/2 pings (see [`Protections::http2_keep_alive`]).
 pub const DEFAULT_HTTP2_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// How long output may wait for a peer that reads nothing before its connection is closed, by
+/// default (see [`Protections::send_timeout`]).
+pub const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Files kept free for everything that is not a client connection: the store's files, outgoing
 /// webhook sockets, logs.
@@ -151,6 +159,9 @@ pub struct Protections {
     pub(crate) idle_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
     pub(crate) http2_keep_alive: Duration,
+    pub(crate) send_timeout: Duration,
+    /// The output caps, and the bytes held under them by every connection.
+    pub(crate) output: Arc<output::OutputBudget>,
     pub(crate) shutdown: Option<CancellationToken>,
     /// Set once [`Protections::layer`] has been called.
     pub(crate) layered: Arc<AtomicBool>,
@@ -164,6 +175,11 @@ impl Default for Protections {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             shutdown_grace: SHUTDOWN_GRACE,
             http2_keep_alive: DEFAULT_HTTP2_KEEP_ALIVE,
+            send_timeout: DEFAULT_SEND_TIMEOUT,
+            output: Arc::new(output::OutputBudget::new(
+                default_max_output_per_connection(),
+                default_max_output(),
+            )),
             shutdown: None,
             layered: Arc::new(AtomicBool::new(false)),
         }
@@ -172,7 +188,8 @@ impl Default for Protections {
 
 impl Protections {
     /// The default protections: [`default_max_connections`], [`DEFAULT_HEADER_READ_TIMEOUT`],
-    /// [`DEFAULT_IDLE_TIMEOUT`], [`SHUTDOWN_GRACE`], [`DEFAULT_HTTP2_KEEP_ALIVE`].
+    /// [`DEFAULT_IDLE_TIMEOUT`], [`SHUTDOWN_GRACE`], [`DEFAULT_HTTP2_KEEP_ALIVE`],
+    /// [`DEFAULT_SEND_TIMEOUT`], [`default_max_output`], [`default_max_output_per_connection`].
     pub fn new() -> Self {
         Self::default()
     }
@@ -217,6 +234,44 @@ impl Protections {
     pub fn http2_keep_alive(mut self, every: Duration) -> Self {
         self.http2_keep_alive = every.max(Duration::from_millis(1));
         self
+    }
+
+    /// How long output may wait for a peer that takes none of it before the connection is
+    /// closed (nginx's `send_timeout`): a write blocked on a full socket send buffer, or an
+    /// answer whose piece the HTTP server holds for the peer's HTTP/2 flow-control window.
+    /// Timed from the last progress, not over the whole answer. At least 1 ms; capped at a
+    /// year.
+    #[must_use]
+    pub fn send_timeout(mut self, timeout: Duration) -> Self {
+        self.send_timeout = timeout.clamp(Duration::from_millis(1), FOREVER);
+        self
+    }
+
+    /// The most bytes of answers held for all connections together (at least 1; see
+    /// [`output_held`](Self::output_held)). An answer that would pass it is refused (`503`, or
+    /// the gRPC status `RESOURCE_EXHAUSTED`), unless nothing else is held.
+    #[must_use]
+    pub fn max_output(mut self, bytes: u64) -> Self {
+        self.output = Arc::new(output::OutputBudget::new(
+            self.output.per_connection,
+            bytes,
+        ));
+        self
+    }
+
+    /// The most bytes of answers held for one connection (at least 1). A request on a
+    /// connection at the cap is refused before it is served; an answer that would pass it is
+    /// refused unless the connection holds nothing else.
+    #[must_use]
+    pub fn max_output_per_connection(mut self, bytes: u64) -> Self {
+        self.output = Arc::new(output::OutputBudget::new(bytes, self.output.total));
+        self
+    }
+
+    /// The bytes of answers held now for every connection of listeners made from these
+    /// protections (or their clones): built, and not yet taken by the HTTP server.
+    pub fn output_held(&self) -> u64 {
+        self.output.held()
     }
 
     /// Shuts down when `token` is cancelled: listeners made after this call accept nothing
