@@ -532,6 +532,14 @@ async fn rss_stays_under_the_cap_with_200_non_reading_streams_and_returns_after(
         }
     })
     .await;
+    eprintln!(
+        "RSS: baseline {} MiB, peak {} MiB with 200 non-reading streams ({coming} answers \
+         under way), {} MiB {:?} after they left",
+        baseline / MIB,
+        peak / MIB,
+        rss(pid) / MIB,
+        left.elapsed()
+    );
     assert!(
         back.is_ok(),
         "RSS {} MiB {:?} after the peers left; baseline {} MiB (peak {} MiB)",
