@@ -54,6 +54,17 @@
 //! - **The idle timeout** ([`Protections::idle_timeout`]): a connection with no request in
 //!   flight for that long is closed. A request is in flight until its response body has ended
 //!   or is dropped, so an open SSE or gRPC stream is never cut.
+//! - **The output caps** ([`Protections::max_output_per_connection`],
+//!   [`Protections::max_output`]): the bytes of answers built and not yet taken by the HTTP
+//!   server are counted per connection and in total (a large answer is handed over in 32 KiB
+//!   pieces). A request on a connection at its cap is refused before it is served, and an
+//!   answer that would pass a cap is dropped and refused, unless nothing else is held under
+//!   that cap: `503` with `retry-after`, or the gRPC status `RESOURCE_EXHAUSTED`. A client that
+//!   never reads thus holds at most the caps, not one answer per request.
+//! - **The send timeout** ([`Protections::send_timeout`], nginx's `send_timeout`): a connection
+//!   whose output has waited for the peer that long without progress (a write blocked on a full
+//!   socket, or an answer's piece held for a closed HTTP/2 flow-control window) is closed, and
+//!   what it held is released.
 //! - **`TCP_NODELAY`**, so that small SSE writes are not held back by Nagle's algorithm.
 //! - **Shutdown** ([`Protections::shutdown_on`]): once the token is cancelled the listener
 //!   accepts nothing more, and whatever is still open [`shutdown_grace`](Protections::shutdown_grace)
@@ -65,7 +76,8 @@
 //! its slot is free.
 //!
 //! Without the layer, or without `into_make_service_with_connect_info::<Connection>()`, the
-//! watcher cannot see requests, and it then only closes what it can tell is not serving
+//! watcher cannot see requests (nor count their answers against the output caps; a write
+//! blocked on a full socket is still bounded by the send timeout), and it then only closes what it can tell is not serving
 //! anyone: a connection that has sent nothing within the header-read timeout, and one that has
 //! moved no byte either way for the idle timeout; at the cap it only makes room by closing
 //! connections that have sent nothing. Put the layer outermost (`Router::layer` after every
@@ -73,7 +85,9 @@
 //!
 //! `axum::serve` has no HTTP/2 keep-alive pings (which keep quiet gRPC streams alive through
 //! proxies); [`Server::serve`](crate::Server::serve) sends them every
-//! [`Protections::http2_keep_alive`].
+//! [`Protections::http2_keep_alive`], and bounds what hyper buffers per HTTP/2 stream (128 KiB)
+//! beyond what the output caps count. The limits, their defaults and flags:
+//! `docs/server-limits.md`.
 
 mod conn;
 mod layer;
@@ -81,8 +95,8 @@ mod listener;
 mod output;
 mod server;
 
-pub use output::{default_max_output, default_max_output_per_connection};
 pub(crate) use output::AnswerSize;
+pub use output::{default_max_output, default_max_output_per_connection};
 
 pub use layer::{TrackRequests, TrackRequestsLayer, TrackedFuture};
 pub use listener::{Connection, ProtectedListener, ProtectedStream};
@@ -252,10 +266,7 @@ impl Protections {
     /// the gRPC status `RESOURCE_EXHAUSTED`), unless nothing else is held.
     #[must_use]
     pub fn max_output(mut self, bytes: u64) -> Self {
-        self.output = Arc::new(output::OutputBudget::new(
-            self.output.per_connection,
-            bytes,
-        ));
+        self.output = Arc::new(output::OutputBudget::new(self.output.per_connection, bytes));
         self
     }
 

@@ -121,7 +121,10 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let Some(response) = this.response.as_pin_mut() else {
-            let refused = this.refused.take().expect("a TrackedFuture polled after completion");
+            let refused = this
+                .refused
+                .take()
+                .expect("a TrackedFuture polled after completion");
             return Poll::Ready(Ok(refused));
         };
         let response = std::task::ready!(response.poll(cx))?;
@@ -177,7 +180,10 @@ impl TrackedBody<Body> {
     }
 
     /// A response answered without being served (the connection at its output cap).
-    pub(crate) fn refused(response: http::Response<Body>, in_flight: InFlight) -> http::Response<Self> {
+    pub(crate) fn refused(
+        response: http::Response<Body>,
+        in_flight: InFlight,
+    ) -> http::Response<Self> {
         response.map(|body| Self {
             body,
             in_flight: Some(in_flight),

@@ -183,7 +183,10 @@ pub(crate) fn refusal(grpc: bool, why: Refused, stage: Stage) -> http::Response<
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
-    headers.insert(http::header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+    headers.insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
     response
 }
 
@@ -206,10 +209,7 @@ pub(crate) struct AnswerSize(pub(crate) u64);
 /// declared.
 pub(crate) fn size_of<B: http_body::Body>(response: &http::Response<B>) -> u64 {
     let hint = response.body().size_hint();
-    let declared = response
-        .extensions()
-        .get::<AnswerSize>()
-        .map_or(0, |s| s.0);
+    let declared = response.extensions().get::<AnswerSize>().map_or(0, |s| s.0);
     hint.exact().unwrap_or(hint.lower()).max(declared)
 }
 

@@ -68,6 +68,12 @@ impl Server {
     ///   (slowloris), and one with no request in flight for
     ///   [`ServerBuilder::idle_timeout`](crate::ServerBuilder::idle_timeout) (an open SSE
     ///   stream is a request in flight: it is never cut);
+    /// - caps the bytes of answers held for clients that do not read them, per connection and
+    ///   in total ([`ServerBuilder::max_output_per_connection`](crate::ServerBuilder::max_output_per_connection),
+    ///   [`ServerBuilder::max_output`](crate::ServerBuilder::max_output)), refusing requests
+    ///   beyond (`503`, gRPC `RESOURCE_EXHAUSTED`), and closes a connection whose output waits
+    ///   for a peer that reads nothing for
+    ///   [`ServerBuilder::send_timeout`](crate::ServerBuilder::send_timeout);
     /// - sets `TCP_NODELAY`, so that small SSE writes are not held back by Nagle's algorithm.
     ///
     /// ```no_run
@@ -282,13 +288,19 @@ impl Future for Counting {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let Some(route) = self.response.as_mut() else {
-            let refused = self.refused.take().expect("Counting polled after completion");
+            let refused = self
+                .refused
+                .take()
+                .expect("Counting polled after completion");
             return Poll::Ready(Ok(refused));
         };
         let Poll::Ready(Ok(response)) = Pin::new(route).poll(cx) else {
             return Poll::Pending;
         };
-        let in_flight = self.in_flight.take().expect("Counting polled after completion");
+        let in_flight = self
+            .in_flight
+            .take()
+            .expect("Counting polled after completion");
         Poll::Ready(Ok(TrackedBody::admit(response, in_flight, self.grpc)))
     }
 }

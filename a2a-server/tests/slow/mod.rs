@@ -62,7 +62,8 @@ pub fn get_task(binding: Binding, addr: SocketAddr, id: &str) -> (http::Request<
                 .header("content-type", "application/json")
                 .body(())
                 .unwrap();
-            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": id}});
+            let body =
+                json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": id}});
             (request, Bytes::from(body.to_string()))
         }
     }
@@ -75,6 +76,8 @@ pub enum Began {
     Coming,
     /// Refused at an output cap.
     Refused,
+    /// Not begun: the connection was closed first (by the send timeout).
+    Closed,
 }
 
 /// An HTTP/2 connection that never opens its flow-control window, with `streams` GetTask
@@ -97,18 +100,27 @@ pub async fn non_reading_h2(
     });
     let mut pending = Vec::new();
     for _ in 0..streams {
-        send = send.ready().await.unwrap();
+        // The server may close the connection meanwhile (its send timeout): no more streams.
+        let Ok(ready) = send.ready().await else {
+            break;
+        };
+        send = ready;
         let (request, body) = get_task(binding, addr, id);
-        let (response, mut stream) = send.send_request(request, body.is_empty()).unwrap();
-        if !body.is_empty() {
-            stream.send_data(body, true).unwrap();
+        let Ok((response, mut stream)) = send.send_request(request, body.is_empty()) else {
+            break;
+        };
+        if !body.is_empty() && stream.send_data(body, true).is_err() {
+            break;
         }
         pending.push(response);
     }
     let mut began = Vec::new();
     let mut bodies = Vec::new();
     for response in pending {
-        let response = timeout(WAIT, response).await.expect("an answer's head").unwrap();
+        let Ok(response) = timeout(WAIT, response).await.expect("an answer's head") else {
+            began.push(Began::Closed);
+            continue;
+        };
         let refused = match binding {
             Binding::Grpc => {
                 assert_eq!(response.status(), 200);
@@ -129,7 +141,11 @@ pub async fn non_reading_h2(
                 other => panic!("unexpected status {other}"),
             },
         };
-        began.push(if refused { Began::Refused } else { Began::Coming });
+        began.push(if refused {
+            Began::Refused
+        } else {
+            Began::Coming
+        });
         bodies.push(response.into_body());
     }
     (began, bodies, driver)
@@ -151,8 +167,16 @@ pub fn rss(pid: u32) -> u64 {
 /// and send timeout `send`, with task `id` (an answer of more than 4 MiB): after a few answers
 /// read whole (the baseline), four HTTP/2 connections with their window closed and 50 gRPC
 /// GetTask streams each (200 answers asked for) keep its RSS under the cap plus 100 MB, and
-/// once they leave it returns near its baseline within the send timeout.
-pub async fn rss_scenario(addr: SocketAddr, pid: u32, id: &str, cap: u64, send: Duration) {
+/// once they leave it is back within `settle` bytes of its baseline within the send timeout
+/// (what the allocator keeps of the memory freed: see `docs/server-limits.md`).
+pub async fn rss_scenario(
+    addr: SocketAddr,
+    pid: u32,
+    id: &str,
+    cap: u64,
+    send: Duration,
+    settle: u64,
+) {
     let id = id.to_owned();
     // Warm: a few answers read whole, as a real client would.
     let client = reqwest::Client::new();
@@ -188,7 +212,9 @@ pub async fn rss_scenario(addr: SocketAddr, pid: u32, id: &str, cap: u64, send: 
         .sum();
     assert!(coming > 0 && coming < 200, "{coming} answers under way");
     sampler.abort();
-    let peak = peak.load(std::sync::atomic::Ordering::Relaxed).max(rss(pid));
+    let peak = peak
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .max(rss(pid));
     assert!(
         peak <= bound,
         "RSS {} MiB with 200 non-reading streams: above the baseline {} MiB + cap {} MiB + 100",
@@ -201,7 +227,7 @@ pub async fn rss_scenario(addr: SocketAddr, pid: u32, id: &str, cap: u64, send: 
         drop(bodies);
         driver.abort();
     }
-    let near = baseline + 32 * MIB;
+    let near = baseline + settle;
     let back = timeout(send + Duration::from_secs(1), async {
         while rss(pid) > near {
             tokio::time::sleep(Duration::from_millis(50)).await;
