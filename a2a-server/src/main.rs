@@ -156,6 +156,20 @@ struct Args {
     /// arrive (timed from its first byte; the first request's from the connection's opening).
     #[arg(long, env = "A2A_HEADER_TIMEOUT_SECS", default_value_t = 10)]
     header_timeout_secs: u64,
+    /// Close a connection whose output has waited this many seconds for a client that reads
+    /// nothing (a full socket, or a closed HTTP/2 flow-control window; nginx's send_timeout).
+    #[arg(long, env = "A2A_SEND_TIMEOUT_SECS", default_value_t = 30)]
+    send_timeout_secs: u64,
+    /// The most MiB of answers held for clients that have not read them, all connections
+    /// together; beyond it, answers are refused with 503 / RESOURCE_EXHAUSTED (default: an
+    /// eighth of the memory, between 64 MiB and 4 GiB).
+    #[arg(long, env = "A2A_MAX_OUTPUT_MIB")]
+    max_output_mib: Option<u64>,
+    /// The most MiB of answers held for one connection; beyond it, its requests are refused
+    /// with 503 / RESOURCE_EXHAUSTED (default: a sixteenth of --max-output-mib's default,
+    /// between 8 and 64 MiB).
+    #[arg(long, env = "A2A_MAX_CONNECTION_OUTPUT_MIB")]
+    max_connection_output_mib: Option<u64>,
     /// Export traces over OTLP/HTTP (protobuf) to this collector, e.g. `http://127.0.0.1:4318`
     /// (`/v1/traces` is appended). Off by default; also on when the standard
     /// `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set. The other
@@ -264,7 +278,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .keep_alive(Duration::from_secs(args.keep_alive_secs.max(1)))
         .push_notifications(push)
         .idle_timeout(Duration::from_secs(args.idle_timeout_secs.max(1)))
-        .header_read_timeout(Duration::from_secs(args.header_timeout_secs.max(1)));
+        .header_read_timeout(Duration::from_secs(args.header_timeout_secs.max(1)))
+        .send_timeout(Duration::from_secs(args.send_timeout_secs.max(1)));
+    let server = match args.max_output_mib {
+        Some(mib) => server.max_output(mib.saturating_mul(1 << 20)),
+        None => server,
+    };
+    let server = match args.max_connection_output_mib {
+        Some(mib) => server.max_output_per_connection(mib.saturating_mul(1 << 20)),
+        None => server,
+    };
     let server = match replication {
         Some((bus, leases)) => {
             let ttl = Duration::try_from_secs_f64(args.lease_ttl_secs)

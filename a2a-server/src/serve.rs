@@ -54,6 +54,17 @@
 //! - **The idle timeout** ([`Protections::idle_timeout`]): a connection with no request in
 //!   flight for that long is closed. A request is in flight until its response body has ended
 //!   or is dropped, so an open SSE or gRPC stream is never cut.
+//! - **The output caps** ([`Protections::max_output_per_connection`],
+//!   [`Protections::max_output`]): the bytes of answers built and not yet taken by the HTTP
+//!   server are counted per connection and in total (a large answer is handed over in 32 KiB
+//!   pieces). A request on a connection at its cap is refused before it is served, and an
+//!   answer that would pass a cap is dropped and refused, unless nothing else is held under
+//!   that cap: `503` with `retry-after`, or the gRPC status `RESOURCE_EXHAUSTED`. A client that
+//!   never reads thus holds at most the caps, not one answer per request.
+//! - **The send timeout** ([`Protections::send_timeout`], nginx's `send_timeout`): a connection
+//!   whose output has waited for the peer that long without progress (a write blocked on a full
+//!   socket, or an answer's piece held for a closed HTTP/2 flow-control window) is closed, and
+//!   what it held is released.
 //! - **`TCP_NODELAY`**, so that small SSE writes are not held back by Nagle's algorithm.
 //! - **Shutdown** ([`Protections::shutdown_on`]): once the token is cancelled the listener
 //!   accepts nothing more, and whatever is still open [`shutdown_grace`](Protections::shutdown_grace)
@@ -65,7 +76,8 @@
 //! its slot is free.
 //!
 //! Without the layer, or without `into_make_service_with_connect_info::<Connection>()`, the
-//! watcher cannot see requests, and it then only closes what it can tell is not serving
+//! watcher cannot see requests (nor count their answers against the output caps; a write
+//! blocked on a full socket is still bounded by the send timeout), and it then only closes what it can tell is not serving
 //! anyone: a connection that has sent nothing within the header-read timeout, and one that has
 //! moved no byte either way for the idle timeout; at the cap it only makes room by closing
 //! connections that have sent nothing. Put the layer outermost (`Router::layer` after every
@@ -73,12 +85,18 @@
 //!
 //! `axum::serve` has no HTTP/2 keep-alive pings (which keep quiet gRPC streams alive through
 //! proxies); [`Server::serve`](crate::Server::serve) sends them every
-//! [`Protections::http2_keep_alive`].
+//! [`Protections::http2_keep_alive`], and bounds what hyper buffers per HTTP/2 stream (128 KiB)
+//! beyond what the output caps count. The limits, their defaults and flags:
+//! `docs/server-limits.md`.
 
 mod conn;
 mod layer;
 mod listener;
+mod output;
 mod server;
+
+pub(crate) use output::AnswerSize;
+pub use output::{default_max_output, default_max_output_per_connection};
 
 pub use layer::{TrackRequests, TrackRequestsLayer, TrackedFuture};
 pub use listener::{Connection, ProtectedListener, ProtectedStream};
@@ -103,6 +121,10 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The default interval of HTTP/2 pings (see [`Protections::http2_keep_alive`]).
 pub const DEFAULT_HTTP2_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// How long output may wait for a peer that reads nothing before its connection is closed, by
+/// default (see [`Protections::send_timeout`]).
+pub const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Files kept free for everything that is not a client connection: the store's files, outgoing
 /// webhook sockets, logs.
@@ -151,6 +173,9 @@ pub struct Protections {
     pub(crate) idle_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
     pub(crate) http2_keep_alive: Duration,
+    pub(crate) send_timeout: Duration,
+    /// The output caps, and the bytes held under them by every connection.
+    pub(crate) output: Arc<output::OutputBudget>,
     pub(crate) shutdown: Option<CancellationToken>,
     /// Set once [`Protections::layer`] has been called.
     pub(crate) layered: Arc<AtomicBool>,
@@ -164,6 +189,11 @@ impl Default for Protections {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             shutdown_grace: SHUTDOWN_GRACE,
             http2_keep_alive: DEFAULT_HTTP2_KEEP_ALIVE,
+            send_timeout: DEFAULT_SEND_TIMEOUT,
+            output: Arc::new(output::OutputBudget::new(
+                default_max_output_per_connection(),
+                default_max_output(),
+            )),
             shutdown: None,
             layered: Arc::new(AtomicBool::new(false)),
         }
@@ -172,7 +202,8 @@ impl Default for Protections {
 
 impl Protections {
     /// The default protections: [`default_max_connections`], [`DEFAULT_HEADER_READ_TIMEOUT`],
-    /// [`DEFAULT_IDLE_TIMEOUT`], [`SHUTDOWN_GRACE`], [`DEFAULT_HTTP2_KEEP_ALIVE`].
+    /// [`DEFAULT_IDLE_TIMEOUT`], [`SHUTDOWN_GRACE`], [`DEFAULT_HTTP2_KEEP_ALIVE`],
+    /// [`DEFAULT_SEND_TIMEOUT`], [`default_max_output`], [`default_max_output_per_connection`].
     pub fn new() -> Self {
         Self::default()
     }
@@ -217,6 +248,41 @@ impl Protections {
     pub fn http2_keep_alive(mut self, every: Duration) -> Self {
         self.http2_keep_alive = every.max(Duration::from_millis(1));
         self
+    }
+
+    /// How long output may wait for a peer that takes none of it before the connection is
+    /// closed (nginx's `send_timeout`): a write blocked on a full socket send buffer, or an
+    /// answer whose piece the HTTP server holds for the peer's HTTP/2 flow-control window.
+    /// Timed from the last progress, not over the whole answer. At least 1 ms; capped at a
+    /// year.
+    #[must_use]
+    pub fn send_timeout(mut self, timeout: Duration) -> Self {
+        self.send_timeout = timeout.clamp(Duration::from_millis(1), FOREVER);
+        self
+    }
+
+    /// The most bytes of answers held for all connections together (at least 1; see
+    /// [`output_held`](Self::output_held)). An answer that would pass it is refused (`503`, or
+    /// the gRPC status `RESOURCE_EXHAUSTED`), unless nothing else is held.
+    #[must_use]
+    pub fn max_output(mut self, bytes: u64) -> Self {
+        self.output = Arc::new(output::OutputBudget::new(self.output.per_connection, bytes));
+        self
+    }
+
+    /// The most bytes of answers held for one connection (at least 1). A request on a
+    /// connection at the cap is refused before it is served; an answer that would pass it is
+    /// refused unless the connection holds nothing else.
+    #[must_use]
+    pub fn max_output_per_connection(mut self, bytes: u64) -> Self {
+        self.output = Arc::new(output::OutputBudget::new(bytes, self.output.total));
+        self
+    }
+
+    /// The bytes of answers held now for every connection of listeners made from these
+    /// protections (or their clones): built, and not yet taken by the HTTP server.
+    pub fn output_held(&self) -> u64 {
+        self.output.held()
     }
 
     /// Shuts down when `token` is cancelled: listeners made after this call accept nothing

@@ -31,6 +31,9 @@ pub struct ServerBuilder {
     header_read_timeout: Duration,
     idle_timeout: Duration,
     max_connections: Option<usize>,
+    send_timeout: Duration,
+    max_output: Option<u64>,
+    max_output_per_connection: Option<u64>,
     grpc: bool,
     grpc_public_url: Option<String>,
     grpc_listener: Option<tokio::net::TcpListener>,
@@ -62,6 +65,9 @@ impl ServerBuilder {
             header_read_timeout: super::DEFAULT_HEADER_READ_TIMEOUT,
             idle_timeout: super::DEFAULT_IDLE_TIMEOUT,
             max_connections: None,
+            send_timeout: crate::serve::DEFAULT_SEND_TIMEOUT,
+            max_output: None,
+            max_output_per_connection: None,
             grpc: true,
             grpc_public_url: None,
             grpc_listener: None,
@@ -255,6 +261,35 @@ impl ServerBuilder {
         self
     }
 
+    /// Closes a connection whose output has waited this long for a peer that takes none of it
+    /// (default 30 s, [`crate::serve::DEFAULT_SEND_TIMEOUT`]; nginx's `send_timeout`): timed
+    /// from the last progress, not over a whole answer. Applies to [`Server::serve`] and to
+    /// [`Server::protections`].
+    pub fn send_timeout(mut self, timeout: Duration) -> Self {
+        self.send_timeout = timeout;
+        self
+    }
+
+    /// The most bytes of answers held, built and not yet taken by the HTTP server, for all
+    /// connections together (default: [`crate::serve::default_max_output`], from the
+    /// machine's memory). An answer that would pass it is refused (`503`, or
+    /// `RESOURCE_EXHAUSTED` on gRPC) unless nothing else is held. Applies to
+    /// [`Server::serve`] and to [`Server::protections`].
+    pub fn max_output(mut self, bytes: u64) -> Self {
+        self.max_output = Some(bytes);
+        self
+    }
+
+    /// The most bytes of answers held for one connection (default:
+    /// [`crate::serve::default_max_output_per_connection`]). A request on a connection at the
+    /// cap is refused without being served; an answer that would pass it is refused unless
+    /// the connection holds nothing else. Applies to [`Server::serve`] and to
+    /// [`Server::protections`].
+    pub fn max_output_per_connection(mut self, bytes: u64) -> Self {
+        self.max_output_per_connection = Some(bytes);
+        self
+    }
+
     /// Serve the gRPC binding (`lf.a2a.v1.A2AService`) on the HTTP port (default: on): requests
     /// with `content-type: application/grpc` are routed to it. The card then lists a `GRPC`
     /// interface at [`ServerBuilder::grpc_public_url`].
@@ -441,7 +476,16 @@ impl ServerBuilder {
                 .max_connections(self.max_connections.unwrap_or_else(default_max_connections))
                 .header_read_timeout(self.header_read_timeout)
                 .idle_timeout(self.idle_timeout)
-                .http2_keep_alive(self.keep_alive),
+                .http2_keep_alive(self.keep_alive)
+                .send_timeout(self.send_timeout)
+                .max_output(
+                    self.max_output
+                        .unwrap_or_else(crate::serve::default_max_output),
+                )
+                .max_output_per_connection(
+                    self.max_output_per_connection
+                        .unwrap_or_else(crate::serve::default_max_output_per_connection),
+                ),
             grpc_listener: self.grpc_listener,
         })
     }

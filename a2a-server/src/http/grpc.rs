@@ -152,7 +152,14 @@ pub(crate) async fn serve(state: &AppState, request: axum::extract::Request) -> 
             async move {
                 let cx = cx.ok_or_else(served_twice)?;
                 match answer(handler, cx, method, request.into_inner()).await {
-                    Ok(Answered::One(message)) => Ok(tonic::Response::new(message)),
+                    Ok(Answered::One(message)) => {
+                        // Its size, framed (5 bytes), for the output caps: tonic's body frames
+                        // the message only when polled.
+                        let size = crate::serve::AnswerSize(message.len() as u64 + 5);
+                        let mut response = tonic::Response::new(message);
+                        response.extensions_mut().insert(size);
+                        Ok(response)
+                    }
                     Ok(Answered::Events(_)) => Err(failed(mismatched())),
                     Err(e) => Err(failed(e)),
                 }

@@ -1,6 +1,8 @@
 //! One connection's shared state ([`ConnState`]), which its socket, its requests and its
 //! watcher ([`watch`]) update and read without waking each other, and the watcher itself.
 
+use super::output::{ConnOutput, OutputBudget};
+
 use futures::task::AtomicWaker;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -8,8 +10,17 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// [`ConnState::head_ms`] when no request head is being read.
+/// [`ConnState::head_ms`] when no request head is being read (and
+/// [`ConnState::blocked_ms`] when no write is blocked).
 const NO_HEAD: u64 = u64::MAX;
+
+/// When a watcher's timeouts fire.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    pub(crate) idle: Duration,
+    pub(crate) header: Duration,
+    pub(crate) send: Duration,
+}
 
 /// What a connection's socket, requests, watcher and listener share.
 #[derive(Debug)]
@@ -30,6 +41,17 @@ pub(crate) struct ConnState {
     moved: AtomicU64,
     /// Whether the peer has sent anything at all.
     heard: AtomicBool,
+    /// The output held for this connection (see [`super::output`]).
+    output: ConnOutput,
+    /// Since when a write has been waiting for room in the socket's send buffer, in
+    /// milliseconds since `opened`; [`NO_HEAD`] when none waits.
+    blocked_ms: AtomicU64,
+    /// Response bodies that handed a piece to the HTTP server which has not asked for the next
+    /// yet (it waits for the peer's flow-control window or the socket).
+    waiting: AtomicUsize,
+    /// When a waiting body was last taken on (or the first one began to wait), in
+    /// milliseconds since `opened`.
+    progress_ms: AtomicU64,
     /// Whether the request layer counts this connection's requests: only then do
     /// `in_flight`, `since_ms` and `head_ms` tell whether it is serving anyone.
     tracked: AtomicBool,
@@ -53,6 +75,8 @@ pub(crate) enum Closing {
     Silent,
     /// Requests are not tracked and no byte moved for the idle timeout.
     Still,
+    /// Output waited for the peer, without progress, for the send timeout.
+    Send,
 }
 
 impl Closing {
@@ -62,13 +86,18 @@ impl Closing {
             Closing::SlowHead => "request head too slow",
             Closing::Silent => "nothing received",
             Closing::Still => "no bytes moved",
+            Closing::Send => "the peer read nothing within the send timeout",
         }
     }
 }
 
 impl ConnState {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(budget: std::sync::Arc<OutputBudget>) -> Self {
         Self {
+            output: ConnOutput::new(budget),
+            blocked_ms: AtomicU64::new(NO_HEAD),
+            waiting: AtomicUsize::new(0),
+            progress_ms: AtomicU64::new(0),
             opened: Instant::now(),
             in_flight: AtomicUsize::new(0),
             since_ms: AtomicU64::new(0),
@@ -120,6 +149,45 @@ impl ConnState {
         if !self.tracked.load(Ordering::Relaxed) {
             self.moved.fetch_add(1, Ordering::Relaxed);
         }
+        if self.blocked_ms.load(Ordering::Relaxed) != NO_HEAD {
+            self.blocked_ms.store(NO_HEAD, Ordering::Release);
+        }
+    }
+
+    /// A write found the socket's send buffer full.
+    pub(crate) fn on_write_blocked(&self) {
+        if self.blocked_ms.load(Ordering::Relaxed) == NO_HEAD {
+            self.blocked_ms.store(self.now_ms(), Ordering::Release);
+        }
+    }
+
+    /// The output held for this connection.
+    pub(crate) fn output(&self) -> &ConnOutput {
+        &self.output
+    }
+
+    /// A response body handed a piece over; the HTTP server has not asked for the next yet.
+    pub(crate) fn waiting(&self) {
+        if self.waiting.fetch_add(1, Ordering::AcqRel) == 0 {
+            self.progress_ms.fetch_max(self.now_ms(), Ordering::AcqRel);
+        }
+    }
+
+    /// A waiting body was asked for more (or dropped): the peer took on what it was sent.
+    pub(crate) fn resumed(&self) {
+        self.progress_ms.fetch_max(self.now_ms(), Ordering::AcqRel);
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Since when output has waited for the peer without progress, if it does: a write
+    /// blocked on a full socket, or a response body whose piece the HTTP server holds (for the
+    /// peer's flow-control window).
+    fn stalled_since(&self) -> Option<Instant> {
+        let blocked = self.blocked_ms.load(Ordering::Acquire);
+        let blocked = (blocked != NO_HEAD).then_some(blocked);
+        let held = (self.waiting.load(Ordering::Acquire) > 0)
+            .then(|| self.progress_ms.load(Ordering::Acquire));
+        blocked.into_iter().chain(held).min().map(|ms| self.at(ms))
     }
 
     /// The connection speaks HTTP/2: there are no heads to time.
@@ -190,8 +258,7 @@ impl ConnState {
 /// the module's notes), or, once `shutdown` is cancelled, as soon as it serves no request.
 pub(crate) async fn watch(
     conn: std::sync::Arc<ConnState>,
-    idle: Duration,
-    header: Duration,
+    timeouts: Timeouts,
     shutdown: Option<CancellationToken>,
 ) {
     let shutting_down = async {
@@ -202,7 +269,7 @@ pub(crate) async fn watch(
         drained(&conn).await;
     };
     let closing = tokio::select! {
-        closing = rules(&conn, idle, header) => closing.as_str(),
+        closing = rules(&conn, timeouts) => closing.as_str(),
         () = shutting_down => "shutting down",
         () = conn.ended.notified() => return,
     };
@@ -226,12 +293,13 @@ async fn drained(conn: &ConnState) {
 
 /// Completes when the connection is to be closed.
 ///
-/// It looks at least every `min(idle, header)` (the tick) and, once it sees what it waits for,
-/// sleeps until the exact deadline: a head that starts after a look is seen at the next, before
-/// its deadline, since the tick is no longer than the timeout. A long-lived request (an SSE
-/// stream) thus costs a look every tick and nothing per event or request.
-async fn rules(conn: &ConnState, idle: Duration, header: Duration) -> Closing {
-    let tick = idle.min(header);
+/// It looks at least every `min(idle, header, send)` (the tick) and, once it sees what it waits
+/// for, sleeps until the exact deadline: a head or a stall that starts after a look is seen at
+/// the next, before its deadline, since the tick is no longer than the timeout. A long-lived
+/// request (an SSE stream) thus costs a look every tick and nothing per event or request.
+async fn rules(conn: &ConnState, timeouts: Timeouts) -> Closing {
+    let Timeouts { idle, header, send } = timeouts;
+    let tick = idle.min(header).min(send);
     let mut deadline = Instant::now().checked_add(tick);
     // Untracked: the count of reads and writes last seen, and when it last changed.
     let mut moved = (conn.moved.load(Ordering::Relaxed), Instant::now());
@@ -242,10 +310,17 @@ async fn rules(conn: &ConnState, idle: Duration, header: Duration) -> Closing {
             None => std::future::pending().await,
         }
         let now = Instant::now();
-        let next = now.checked_add(tick);
+        let mut next = now.checked_add(tick);
         if conn.is_closing() {
             // Closed by the listener (at the cap) or the shutdown: nothing more to decide.
             return std::future::pending().await;
+        }
+        // Whatever else holds: output the peer does not take is bounded in time.
+        if let Some(due) = conn.stalled_since().and_then(|s| s.checked_add(send)) {
+            if due <= now {
+                return Closing::Send;
+            }
+            next = Some(next.map_or(due, |n| n.min(due)));
         }
         if !conn.tracked() {
             let silent_due = (!conn.heard.load(Ordering::Acquire))

@@ -1,9 +1,11 @@
 //! [`TrackRequestsLayer`]: counts each request as in flight on its connection until its
 //! response body ends or is dropped, so that the connection's watcher never closes a
-//! connection that is serving someone (an SSE or gRPC stream included).
+//! connection that is serving someone (an SSE or gRPC stream included); and counts the output
+//! its answer holds (see [`super::output`]), refusing it at a cap.
 
 use super::conn::ConnState;
 use super::listener::Connection;
+use super::output::{self, Meter, Stage};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::ConnectInfo;
 use axum::http;
@@ -76,9 +78,15 @@ where
             .extensions()
             .get::<ConnectInfo<Connection>>()
             .map(|ConnectInfo(c)| InFlight::begin(&c.conn));
+        let grpc = output::is_grpc(&request);
+        // At its output cap, the connection is answered without the request being served.
+        let full = in_flight.as_ref().and_then(|f| f.0.output().full());
+        let refused = full.map(|why| output::refusal(grpc, why, Stage::Before));
         TrackedFuture {
-            response: self.inner.call(request),
+            response: refused.is_none().then(|| self.inner.call(request)),
+            refused,
             in_flight,
+            grpc,
         }
     }
 }
@@ -87,8 +95,10 @@ pin_project_lite::pin_project! {
     /// The future of [`TrackRequests`]: the inner service's response, its body tracked.
     pub struct TrackedFuture<F> {
         #[pin]
-        response: F,
+        response: Option<F>,
+        refused: Option<axum::response::Response>,
         in_flight: Option<InFlight>,
+        grpc: bool,
     }
 }
 
@@ -110,12 +120,19 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let response = std::task::ready!(this.response.poll(cx))?;
+        let Some(response) = this.response.as_pin_mut() else {
+            let refused = this
+                .refused
+                .take()
+                .expect("a TrackedFuture polled after completion");
+            return Poll::Ready(Ok(refused));
+        };
+        let response = std::task::ready!(response.poll(cx))?;
         Poll::Ready(Ok(match this.in_flight.take() {
             // The body is boxed again (a `Body` is a box): the price of a layer that fits
             // any router. `Server::serve` counts requests without it.
             Some(in_flight) => {
-                response.map(|body| Body::new(TrackedBody::new(body, Some(in_flight))))
+                TrackedBody::admit(response.map(Body::new), in_flight, *this.grpc).map(Body::new)
             }
             None => response.map(Body::new),
         }))
@@ -124,39 +141,90 @@ where
 
 pin_project_lite::pin_project! {
     /// A response body that keeps its request counted as in flight until it ends or is
-    /// dropped.
+    /// dropped, and the output it holds counted on its connection.
     #[derive(Debug)]
     pub(crate) struct TrackedBody<B> {
         #[pin]
         body: B,
         in_flight: Option<InFlight>,
+        meter: Option<Meter>,
     }
 }
 
-impl<B> TrackedBody<B> {
-    pub(crate) fn new(body: B, in_flight: Option<InFlight>) -> Self {
-        Self { body, in_flight }
+impl TrackedBody<Body> {
+    /// The router's `response` to a request in flight, its output counted on the request's
+    /// connection: or, when that would pass an output cap, the refusal in its place (the
+    /// answer dropped at once).
+    pub(crate) fn admit(
+        response: http::Response<Body>,
+        in_flight: InFlight,
+        grpc: bool,
+    ) -> http::Response<Self> {
+        let size = output::size_of(&response);
+        let conn = in_flight.0.clone();
+        match conn.output().admit(size) {
+            Ok(()) => response.map(|body| Self {
+                body,
+                in_flight: Some(in_flight),
+                meter: Some(Meter::new(conn, size)),
+            }),
+            Err(why) => {
+                tracing::debug!(bytes = size, ?why, "an answer refused at the output cap");
+                output::refusal(grpc, why, Stage::After).map(|body| Self {
+                    body,
+                    in_flight: Some(in_flight),
+                    meter: None,
+                })
+            }
+        }
+    }
+
+    /// A response answered without being served (the connection at its output cap).
+    pub(crate) fn refused(
+        response: http::Response<Body>,
+        in_flight: InFlight,
+    ) -> http::Response<Self> {
+        response.map(|body| Self {
+            body,
+            in_flight: Some(in_flight),
+            meter: None,
+        })
     }
 }
 
-impl<B: HttpBody> HttpBody for TrackedBody<B> {
-    type Data = B::Data;
+impl<B: HttpBody<Data = Bytes>> HttpBody for TrackedBody<B> {
+    type Data = Bytes;
     type Error = B::Error;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<B::Data>, B::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         let this = self.project();
-        let frame = this.body.poll_frame(cx);
-        if let Poll::Ready(None) = frame {
-            *this.in_flight = None;
+        if let Some(meter) = this.meter.as_mut() {
+            meter.asked();
+            if let Some(piece) = meter.next_piece() {
+                return Poll::Ready(Some(Ok(Frame::data(piece))));
+            }
         }
-        frame
+        let frame = std::task::ready!(this.body.poll_frame(cx));
+        Poll::Ready(match frame {
+            None => {
+                *this.in_flight = None;
+                *this.meter = None;
+                None
+            }
+            Some(Ok(frame)) => match (frame.into_data(), this.meter.as_mut()) {
+                (Ok(data), Some(meter)) => Some(Ok(Frame::data(meter.frame(data)))),
+                (Ok(data), None) => Some(Ok(Frame::data(data))),
+                (Err(frame), _) => Some(Ok(frame)),
+            },
+            Some(Err(e)) => Some(Err(e)),
+        })
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        self.meter.as_ref().is_none_or(Meter::is_drained) && self.body.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {

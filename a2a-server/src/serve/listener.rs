@@ -2,7 +2,7 @@
 //! accepts; [`ProtectedStream`], their sockets; [`Connection`], their connect info.
 
 use super::Protections;
-use super::conn::{ConnState, watch};
+use super::conn::{ConnState, Timeouts, watch};
 use axum::extract::connect_info::Connected;
 use axum::serve::{IncomingStream, Listener};
 use std::collections::HashMap;
@@ -208,7 +208,7 @@ impl ProtectedListener {
             if let Err(e) = tcp.set_nodelay(true) {
                 tracing::debug!(error = %e, "could not set TCP_NODELAY");
             }
-            let conn = Arc::new(ConnState::new());
+            let conn = Arc::new(ConnState::new(self.protections.output.clone()));
             let Ok((id, evicted)) = self.registry.admit(&conn) else {
                 if !self.refusing {
                     tracing::warn!(
@@ -228,10 +228,14 @@ impl ProtectedListener {
                 // (whose accept errors make the listener pause).
                 self.registry.gone(evicted, EVICTION_WAIT).await;
             }
+            let timeouts = Timeouts {
+                idle: self.protections.idle_timeout,
+                header: self.protections.header_read_timeout,
+                send: self.protections.send_timeout,
+            };
             tokio::spawn(watch(
                 conn.clone(),
-                self.protections.idle_timeout,
-                self.protections.header_read_timeout,
+                timeouts,
                 self.protections.shutdown.clone(),
             ));
             let stream = ProtectedStream {
@@ -400,6 +404,7 @@ impl ProtectedStream {
     fn wrote<T>(&self, cx: &Context<'_>, polled: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
         match &polled {
             Poll::Pending => {
+                self.conn.on_write_blocked();
                 self.conn.register(cx.waker());
                 if self.conn.is_closing() {
                     return Poll::Ready(Err(Self::closed_error()));

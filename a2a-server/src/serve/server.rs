@@ -5,6 +5,7 @@
 use super::Protections;
 use super::conn::ConnState;
 use super::layer::{InFlight, TrackedBody};
+use super::output::{self, Stage};
 use crate::Server;
 use crate::handler::RequestHandler;
 use a2a_core::AgentCard;
@@ -24,6 +25,12 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+
+/// The bytes hyper buffers per HTTP/2 stream, ahead of the socket (hyper's default is 400 KiB).
+const HTTP2_SEND_BUFFER: usize = 4 * output::CHUNK;
+
+/// The most HTTP/2 streams open at once on one connection (hyper's default).
+const HTTP2_MAX_STREAMS: u32 = 200;
 
 /// How long connections closed at the end of the shutdown grace may take to go.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
@@ -61,6 +68,12 @@ impl Server {
     ///   (slowloris), and one with no request in flight for
     ///   [`ServerBuilder::idle_timeout`](crate::ServerBuilder::idle_timeout) (an open SSE
     ///   stream is a request in flight: it is never cut);
+    /// - caps the bytes of answers held for clients that do not read them, per connection and
+    ///   in total ([`ServerBuilder::max_output_per_connection`](crate::ServerBuilder::max_output_per_connection),
+    ///   [`ServerBuilder::max_output`](crate::ServerBuilder::max_output)), refusing requests
+    ///   beyond (`503`, gRPC `RESOURCE_EXHAUSTED`), and closes a connection whose output waits
+    ///   for a peer that reads nothing for
+    ///   [`ServerBuilder::send_timeout`](crate::ServerBuilder::send_timeout);
     /// - sets `TCP_NODELAY`, so that small SSE writes are not held back by Nagle's algorithm.
     ///
     /// ```no_run
@@ -188,7 +201,11 @@ async fn run(
     builder
         .http2()
         .timer(TokioTimer::new())
-        .keep_alive_interval(protections.http2_keep_alive);
+        .keep_alive_interval(protections.http2_keep_alive)
+        // What hyper buffers per stream beyond the piece a response body hands it (see
+        // `output`): the output a peer can hold that the caps do not count.
+        .max_send_buf_size(HTTP2_SEND_BUFFER)
+        .max_concurrent_streams(HTTP2_MAX_STREAMS);
     let builder = Arc::new(builder);
     let mut listener = protections.listener(listener);
     let registry = listener.registry().clone();
@@ -235,30 +252,55 @@ impl hyper::service::Service<http::Request<Incoming>> for Counted {
 
     fn call(&self, request: http::Request<Incoming>) -> Counting {
         let in_flight = InFlight::begin(&self.conn);
+        let grpc = output::is_grpc(&request);
+        // At its output cap, the connection is answered without the request being served.
+        if let Some(why) = self.conn.output().full() {
+            let refused = output::refusal(grpc, why, Stage::Before);
+            return Counting {
+                response: None,
+                refused: Some(TrackedBody::refused(refused, in_flight)),
+                in_flight: None,
+                grpc,
+            };
+        }
         // The router is always ready; a clone is a reference count.
         let response = tower::Service::call(&mut self.router.clone(), request);
         Counting {
-            response,
+            response: Some(response),
+            refused: None,
             in_flight: Some(in_flight),
+            grpc,
         }
     }
 }
 
-/// A request's answer from the router, its body then tracked. A future of its own, not a
-/// boxed `async` block: one box fewer per request.
+/// A request's answer from the router, its body then tracked (or the refusal of a request at
+/// the output cap). A future of its own, not a boxed `async` block: one box fewer per request.
 struct Counting {
-    response: axum::routing::future::RouteFuture<Infallible>,
+    response: Option<axum::routing::future::RouteFuture<Infallible>>,
+    refused: Option<http::Response<TrackedBody<Body>>>,
     in_flight: Option<InFlight>,
+    grpc: bool,
 }
 
 impl Future for Counting {
     type Output = Result<http::Response<TrackedBody<Body>>, Infallible>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Poll::Ready(Ok(response)) = Pin::new(&mut self.response).poll(cx) else {
+        let Some(route) = self.response.as_mut() else {
+            let refused = self
+                .refused
+                .take()
+                .expect("Counting polled after completion");
+            return Poll::Ready(Ok(refused));
+        };
+        let Poll::Ready(Ok(response)) = Pin::new(route).poll(cx) else {
             return Poll::Pending;
         };
-        let in_flight = self.in_flight.take();
-        Poll::Ready(Ok(response.map(|body| TrackedBody::new(body, in_flight))))
+        let in_flight = self
+            .in_flight
+            .take()
+            .expect("Counting polled after completion");
+        Poll::Ready(Ok(TrackedBody::admit(response, in_flight, self.grpc)))
     }
 }
