@@ -303,12 +303,12 @@ async fn over(b: &Browser<'_>, binding: &str, shots: bool) {
     b.click("#tabs [data-tab=wire]").await;
     b.until(
         "the wire console's SendStreamingMessage",
-        "return [...document.querySelectorAll('#wire-log .exchange[data-op=SendStreamingMessage] summary')].some(s => s.innerText.startsWith(arguments[0]) || s.innerText.includes(' ' + arguments[0] + ' '))",
+        "return [...document.querySelectorAll('#wire-log .exchange[data-op=SendStreamingMessage]')].some(x => x.dataset.binding === arguments[0] && x.innerText.includes('→ 200'))",
         json!([binding]),
     )
     .await;
     if shots {
-        b.click("#wire-log .exchange[data-op=SendStreamingMessage]").await;
+        b.click("#wire-log .exchange[data-op=SendStreamingMessage] summary").await;
         b.screenshot("wire").await;
     }
 }

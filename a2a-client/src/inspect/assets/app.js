@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const el = V.el;
+// `el` comes from views.js.
 const params = new URLSearchParams(location.search);
 const TOKEN = params.get("token") || "";
 

@@ -118,8 +118,8 @@
       x.trailers ? el("pre", {}, "trailers\n" + x.trailers.map(([k, v]) => `${k}: ${v}`).join("\n")) : null,
       x.grpc ? el("pre", {}, "gRPC status\n" + V.pretty(x.grpc)) : null,
       x.error ? el("pre", { class: "status-bad" }, x.error) : null);
-    const node = el("details", { class: "exchange", "data-op": x.op || "" },
-      el("summary", {}, el("span", { class: "time" }, V.time(x.at)), `${x.binding} ${x.op || ""} ${x.request.method} ${x.request.url} → `,
+    const node = el("details", { class: "exchange", "data-op": x.op || "", "data-binding": x.binding },
+      el("summary", {}, el("span", { class: "time" }, V.time(x.at)), ` ${x.binding} ${x.op || ""} ${x.request.method} ${x.request.url} → `,
         el("span", { class: ok ? "status-ok" : "status-bad" }, String(status)), took,
         x.chunks.length > 1 ? ` (${x.chunks.length} chunks)` : ""),
       body);
