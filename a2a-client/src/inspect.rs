@@ -25,7 +25,7 @@ mod connect;
 mod recorder;
 mod session;
 
-pub use session::Auth;
+pub use session::{Auth, OAuth};
 
 use axum::Router;
 use axum::body::Bytes;
@@ -58,6 +58,9 @@ pub struct Options {
     pub agent: Option<String>,
     /// The credentials sent to the agent.
     pub auth: Auth,
+    /// How long a followed stream may stay silent before the page is told so (default 20 s;
+    /// the inspector gives up after 5 minutes of silence).
+    pub idle_notice: std::time::Duration,
 }
 
 impl Default for Options {
@@ -66,6 +69,7 @@ impl Default for Options {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             agent: None,
             auth: Auth::default(),
+            idle_notice: std::time::Duration::from_secs(20),
         }
     }
 }
@@ -77,6 +81,7 @@ impl Options {
             listen,
             agent,
             auth,
+            ..Self::default()
         }
     }
 }
@@ -131,6 +136,7 @@ impl Inspector {
             agent: Default::default(),
             base: base.clone(),
             hook_secret: random_hex(),
+            idle_notice: options.idle_notice,
         });
         let mut url = format!("{base}/?token={token}");
         if let Some(agent) = &options.agent {
@@ -155,8 +161,14 @@ impl Inspector {
                 get(index).layer(middleware::from_fn_with_state(guard.clone(), needs_token)),
             )
             .route("/assets/app.js", get(|| asset(APP_JS, "text/javascript")))
-            .route("/assets/views.js", get(|| asset(VIEWS_JS, "text/javascript")))
-            .route("/assets/panels.js", get(|| asset(PANELS_JS, "text/javascript")))
+            .route(
+                "/assets/views.js",
+                get(|| asset(VIEWS_JS, "text/javascript")),
+            )
+            .route(
+                "/assets/panels.js",
+                get(|| asset(PANELS_JS, "text/javascript")),
+            )
             .route("/assets/style.css", get(|| asset(STYLE, "text/css")))
             .route("/hook/{secret}", post(hook))
             .nest("/api", api)
@@ -246,7 +258,10 @@ async fn index() -> Response {
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
         ),
     );
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }

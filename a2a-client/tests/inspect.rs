@@ -21,7 +21,11 @@ struct Page {
 
 impl Page {
     async fn open() -> Self {
-        let inspector = Inspector::bind(Options::default()).await.expect("bind");
+        Self::open_with(Options::default()).await
+    }
+
+    async fn open_with(options: Options) -> Self {
+        let inspector = Inspector::bind(options).await.expect("bind");
         let url = reqwest::Url::parse(inspector.url()).expect("printed URL");
         let token = url
             .query_pairs()
@@ -247,7 +251,12 @@ async fn the_api_needs_the_token_and_a_host_naming_the_inspector() {
         .await
         .unwrap();
     assert_eq!(no_token.status(), 401);
-    let index = page.http.get(format!("{}/", page.base)).send().await.unwrap();
+    let index = page
+        .http
+        .get(format!("{}/", page.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(index.status(), 401);
     let rebinding = page
         .post("connect", &json!({ "url": "http://127.0.0.1:9" }))
@@ -263,21 +272,37 @@ async fn the_api_needs_the_token_and_a_host_naming_the_inspector() {
         .await
         .unwrap();
     assert_eq!(page_html.status(), 200);
-    assert!(page_html.headers()["content-security-policy"].to_str().unwrap().contains("connect-src 'self'"));
+    assert!(
+        page_html.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("connect-src 'self'")
+    );
 }
 
 #[tokio::test]
 async fn bad_agents_are_clear_errors_and_the_inspector_stays_usable() {
     let page = Page::open().await;
-    let (status, body) = page.call("connect", json!({ "url": unreachable_url().await })).await;
+    let (status, body) = page
+        .call("connect", json!({ "url": unreachable_url().await }))
+        .await;
     assert_eq!(status, 502);
     let message = body["error"]["message"].as_str().unwrap();
-    assert!(message.starts_with("cannot reach") && message.contains("refused"), "{body}");
+    assert!(
+        message.starts_with("cannot reach") && message.contains("refused"),
+        "{body}"
+    );
 
     let not_agent = serve(axum::Router::new()).await;
     let (status, body) = page.call("connect", json!({ "url": not_agent })).await;
     assert_eq!(status, 502);
-    assert!(body["error"]["message"].as_str().unwrap().contains("not an A2A agent"), "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not an A2A agent"),
+        "{body}"
+    );
 
     let bad_card = serve(axum::Router::new().route(
         "/.well-known/agent-card.json",
@@ -286,11 +311,23 @@ async fn bad_agents_are_clear_errors_and_the_inspector_stays_usable() {
     .await;
     let (status, body) = page.call("connect", json!({ "url": bad_card })).await;
     assert_eq!(status, 502);
-    assert!(body["error"]["message"].as_str().unwrap().contains("does not parse"), "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not parse"),
+        "{body}"
+    );
 
     let (status, body) = page.call("send", json!({ "message": user("hi") })).await;
     assert_eq!(status, 400);
-    assert!(body["error"]["message"].as_str().unwrap().contains("connect"), "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("connect"),
+        "{body}"
+    );
 
     // Still usable: a real agent connects.
     let server = TestServer::demo().await;
@@ -302,10 +339,103 @@ async fn check_runs_from_the_page() {
     let server = TestServer::demo().await;
     let page = Page::open().await;
     page.connect(&server.url).await;
-    let report = page.ok("check", json!({ "groups": ["card", "errors"], "bindings": ["JSONRPC"] })).await;
+    let report = page
+        .ok(
+            "check",
+            json!({ "groups": ["card", "errors"], "bindings": ["JSONRPC"] }),
+        )
+        .await;
     let findings = report["findings"].as_array().expect("findings");
-    assert!(findings.iter().any(|f| f["group"] == "errors" && f["binding"] == "JSONRPC"), "{report}");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["group"] == "errors" && f["binding"] == "JSONRPC"),
+        "{report}"
+    );
     assert!(findings.iter().all(|f| f["section"].is_string()));
     let (status, body) = page.call("check", json!({ "groups": ["nope"] })).await;
     assert_eq!(status, 400, "{body}");
+}
+
+each_binding! {
+    async fn push_deliveries_reach_the_inspectors_webhook(binding) {
+        let push = a2a_server::push::PushSettings::default().allow("127.0.0.1").expect("allow");
+        let server = TestServer::start(a2a_server::demo::DemoAgent, |b| {
+            b.agent_card(a2a_server::demo::DemoAgent::card()).push_notifications(push)
+        })
+        .await;
+        let page = Page::open().await;
+        let connected = page.connect(&server.url).await;
+        let b = binding_name(binding);
+        let started = page.ok("send", json!({ "binding": b, "message": user("countdown 3"), "returnImmediately": true })).await;
+        let id = started["response"]["task"]["id"].clone();
+        let registered = page.ok("push", json!({ "binding": b, "taskId": id })).await;
+        assert_eq!(registered["config"]["url"], connected["webhook"], "{registered}");
+        // Deliveries arrive on the feed, the token the inspector set checked.
+        let completed = within("the completed task's delivery", async {
+            loop {
+                let feed = page.feed().await;
+                let pushes: Vec<&Value> = feed.iter().filter(|e| e["type"] == "push").collect();
+                if pushes.iter().any(|p| p["body"].to_string().contains("TASK_STATE_COMPLETED")) {
+                    return pushes.into_iter().cloned().collect::<Vec<Value>>();
+                }
+            }
+        })
+        .await;
+        assert!(completed.iter().all(|p| p["tokenMatches"] == true), "{completed:?}");
+    }
+}
+
+/// An agent that starts working and then says nothing more until canceled.
+struct Hangs;
+
+impl a2a_server::Agent for Hangs {
+    async fn execute(
+        &self,
+        cx: a2a_server::RequestContext,
+        events: a2a_server::TaskEvents,
+    ) -> Result<(), a2a_core::Error> {
+        events.working("started").await?;
+        cx.cancel.cancelled().await;
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_agent_that_hangs_mid_stream_is_told_on_the_page() {
+    let server =
+        TestServer::start(Hangs, |b| b.agent_card(a2a_server::demo::DemoAgent::card())).await;
+    let mut options = Options::default();
+    options.idle_notice = Duration::from_millis(300);
+    let page = Page::open_with(options).await;
+    page.connect(&server.url).await;
+    let body = json!({ "stream": true, "message": user("anything") });
+    let mut response = within("send", page.post("send", &body).send())
+        .await
+        .unwrap();
+    let mut text = String::new();
+    let notice = within("the notice", async {
+        loop {
+            let chunk = response.chunk().await.expect("stream").expect("not ended");
+            text.push_str(&String::from_utf8_lossy(&chunk));
+            if let Some((_, data)) = sse(&text).into_iter().find(|(name, _)| name == "notice") {
+                return data;
+            }
+        }
+    })
+    .await;
+    assert!(
+        notice["message"]
+            .as_str()
+            .unwrap()
+            .contains("has sent nothing"),
+        "{notice}"
+    );
+    assert!(
+        sse(&text)
+            .iter()
+            .any(|(name, d)| name == "event" && d["event"].to_string().contains("started"))
+    );
+    // Still usable while the stream hangs.
+    page.ok("tasks", json!({ "request": {} })).await;
 }

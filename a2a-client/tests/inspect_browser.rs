@@ -91,7 +91,10 @@ impl Driver {
         }}});
         let answer: Value = tokio::time::timeout(
             Duration::from_secs(60),
-            self.http.post(format!("{}/session", self.url)).json(&caps).send(),
+            self.http
+                .post(format!("{}/session", self.url))
+                .json(&caps)
+                .send(),
         )
         .await
         .expect("session in time")
@@ -130,9 +133,19 @@ impl Browser<'_> {
             .driver
             .http
             .request(method, format!("{}{path}", self.base));
-        let request = if body.is_null() { request } else { request.json(&body) };
+        let request = if body.is_null() {
+            request
+        } else {
+            request.json(&body)
+        };
         let answer: Value = tokio::time::timeout(STEP, async {
-            request.send().await.expect("webdriver").json().await.expect("JSON")
+            request
+                .send()
+                .await
+                .expect("webdriver")
+                .json()
+                .await
+                .expect("JSON")
         })
         .await
         .unwrap_or_else(|_| panic!("webdriver {path} timed out"));
@@ -250,15 +263,23 @@ async fn over(b: &Browser<'_>, binding: &str, shots: bool) {
     let chunks = b
         .text("#chat-log .msg.agent:last-child .artifact-parts")
         .await;
-    assert_eq!(chunks.split_whitespace().collect::<Vec<_>>(), ["3", "2", "1"], "{binding}: {chunks}");
+    assert_eq!(
+        chunks.split_whitespace().collect::<Vec<_>>(),
+        ["3", "2", "1"],
+        "{binding}: {chunks}"
+    );
     if shots {
         b.screenshot("chat").await;
     }
 
     // `greet`: the page asks, the answer continues the task.
     say(b, "greet", false).await;
-    b.until("the agent's question", "return !document.getElementById('ask').hidden", json!([]))
-        .await;
+    b.until(
+        "the agent's question",
+        "return !document.getElementById('ask').hidden",
+        json!([]),
+    )
+    .await;
     say(b, "Ada", false).await;
     b.until(
         "the greeting",
@@ -269,8 +290,12 @@ async fn over(b: &Browser<'_>, binding: &str, shots: bool) {
 
     // Cancel a countdown while it runs.
     say(b, "countdown 50", true).await;
-    b.until("a running countdown", "return !document.getElementById('cancel').disabled", json!([]))
-        .await;
+    b.until(
+        "a running countdown",
+        "return !document.getElementById('cancel').disabled",
+        json!([]),
+    )
+    .await;
     b.click("#cancel").await;
     b.until(
         "the canceled state",
@@ -282,13 +307,20 @@ async fn over(b: &Browser<'_>, binding: &str, shots: bool) {
     // The tasks tab: the list, and a task's timeline with its state changes.
     b.click("#tabs [data-tab=tasks]").await;
     b.click("#list").await;
-    b.until("the task list", "return document.querySelectorAll('#task-list tr.clickable').length >= 3", json!([]))
-        .await;
+    b.until(
+        "the task list",
+        "return document.querySelectorAll('#task-list tr.clickable').length >= 3",
+        json!([]),
+    )
+    .await;
     let task_id = b
         .js("return window.Inspector.state.task.id", json!([]))
         .await;
-    b.click(&format!("#task-list tr[data-task=\"{}\"]", task_id.as_str().unwrap()))
-        .await;
+    b.click(&format!(
+        "#task-list tr[data-task=\"{}\"]",
+        task_id.as_str().unwrap()
+    ))
+    .await;
     b.until(
         "the timeline's state changes",
         "return document.querySelectorAll('#timeline-events .tl-item.change').length >= 2",
@@ -308,7 +340,8 @@ async fn over(b: &Browser<'_>, binding: &str, shots: bool) {
     )
     .await;
     if shots {
-        b.click("#wire-log .exchange[data-op=SendStreamingMessage] summary").await;
+        b.click("#wire-log .exchange[data-op=SendStreamingMessage] summary")
+            .await;
         b.screenshot("wire").await;
     }
 }
@@ -324,8 +357,12 @@ async fn the_page_drives_the_demo_agent_over_every_binding() {
     b.goto(&url).await;
 
     // Connected at once (the agent is in the URL): the card, its interfaces and problems.
-    b.until("the card", "const h = document.getElementById('card-name'); return h && h.innerText", json!([]))
-        .await;
+    b.until(
+        "the card",
+        "const h = document.getElementById('card-name'); return h && h.innerText",
+        json!([]),
+    )
+    .await;
     let card = b.text("#card-view").await;
     assert!(card.contains(&server.card.name), "{card}");
     for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
@@ -341,10 +378,17 @@ async fn the_page_drives_the_demo_agent_over_every_binding() {
     b.click("#tabs [data-tab=check]").await;
     b.fill("#check-groups", "card,errors").await;
     b.click("#run-check").await;
-    b.until("the check report", "return document.getElementById('check-verdict')", json!([]))
-        .await;
+    b.until(
+        "the check report",
+        "return document.getElementById('check-verdict')",
+        json!([]),
+    )
+    .await;
     let report = b.text("#check-report").await;
-    assert!(report.contains("errors") && report.contains("MUST"), "{report}");
+    assert!(
+        report.contains("errors") && report.contains("MUST"),
+        "{report}"
+    );
     b.screenshot("check").await;
 
     // A bad URL is a clear message, and the page stays usable.

@@ -471,14 +471,19 @@ async fn inspect(args: InspectArgs, g: &Global) -> Result<Outcome, Error> {
     auth.api_key = g.api_key.clone();
     auth.timeout = Duration::from_secs(g.timeout);
     if let (Some(id), Some(secret)) = (&g.oauth_client_id, &g.oauth_client_secret) {
-        let scopes = g.oauth_scopes.clone();
-        auth.oauth = Some((id.clone(), secret.clone(), g.oauth_token_url.clone(), scopes));
+        let mut oauth = a2a_client::inspect::OAuth::default();
+        oauth.client_id = id.clone();
+        oauth.client_secret = secret.clone();
+        oauth.token_url = g.oauth_token_url.clone();
+        oauth.scopes = g.oauth_scopes.clone();
+        auth.oauth = Some(oauth);
     }
     for h in &g.headers {
         let (name, value) = h
             .split_once(':')
             .ok_or_else(|| Error::Config(format!("header {h:?} is not `Name: value`")))?;
-        auth.headers.push((name.trim().to_owned(), value.trim().to_owned()));
+        auth.headers
+            .push((name.trim().to_owned(), value.trim().to_owned()));
     }
     let options = a2a_client::inspect::Options::new(args.listen, args.url, auth);
     let io = |e: std::io::Error| Error::Config(format!("a2a inspect: {e}"));

@@ -18,8 +18,6 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long a stream may stay silent before the page is told so.
-const IDLE_NOTICE: Duration = Duration::from_secs(20);
 /// How long a stream may stay silent before the inspector gives up on it.
 const IDLE_LIMIT: Duration = Duration::from_secs(300);
 
@@ -144,18 +142,19 @@ pub(crate) async fn send(State(s): Shared, Json(req): Json<SendBody>) -> Api<Res
         return Ok(Json(json!({ "at": now_ms(), "response": response })).into_response());
     }
     let stream = client.send_streaming_message(&request).await?;
-    Ok(events(stream).into_response())
+    Ok(events(stream, s.idle_notice).into_response())
 }
 
 /// The events of a stream for the page: `event` entries `{at, event}`, `notice` when the
 /// agent goes quiet, `failure` `{message}` when the stream breaks, `end` when it ends.
 fn events(
     mut stream: crate::EventStream,
+    notice: Duration,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let out = async_stream::stream! {
         let mut quiet = Duration::ZERO;
         loop {
-            match tokio::time::timeout(IDLE_NOTICE, stream.next()).await {
+            match tokio::time::timeout(notice, stream.next()).await {
                 Ok(Some(Ok(event))) => {
                     quiet = Duration::ZERO;
                     let data = json!({ "at": now_ms(), "event": event });
@@ -170,7 +169,7 @@ fn events(
                     break;
                 }
                 Err(_) => {
-                    quiet += IDLE_NOTICE;
+                    quiet += notice;
                     if quiet >= IDLE_LIMIT {
                         let message = format!("the agent sent nothing for {}s: stopped following", quiet.as_secs());
                         yield Ok(Event::default().event("failure").data(json!({ "message": message }).to_string()));
@@ -221,7 +220,7 @@ pub(crate) async fn subscribe(State(s): Shared, Json(req): Json<TaskBody>) -> Ap
     let agent = agent(&s).await?;
     let client = agent.client(req.via.binding.as_deref())?.clone();
     let stream = client.subscribe(req.task_id).await?;
-    Ok(events(stream).into_response())
+    Ok(events(stream, s.idle_notice).into_response())
 }
 
 /// `POST /api/tasks`: `{binding, request: ListTasksRequest}`.
@@ -253,7 +252,9 @@ pub(crate) async fn push(State(s): Shared, Json(req): Json<TaskBody>) -> Api<Jso
         ..Default::default()
     };
     let created = client.create_push_config(&config).await?;
-    Ok(Json(json!({ "at": now_ms(), "config": created, "webhook": s.webhook() })))
+    Ok(Json(
+        json!({ "at": now_ms(), "config": created, "webhook": s.webhook() }),
+    ))
 }
 
 /// `POST /api/check`: `a2a check` of the connected agent: `{bindings?: [..], groups?: [..]}`.
@@ -267,8 +268,10 @@ pub(crate) struct CheckBody {
 
 pub(crate) async fn check(State(s): Shared, Json(req): Json<CheckBody>) -> Api<Json<Value>> {
     let agent = agent(&s).await?;
-    let mut options = crate::check::Options::default();
-    options.headers = s.auth.header_map(Some(&agent.card))?;
+    let mut options = crate::check::Options {
+        headers: s.auth.header_map(Some(&agent.card))?,
+        ..Default::default()
+    };
     for b in &req.bindings {
         let known = [
             a2a_core::BINDING_JSONRPC,

@@ -42,8 +42,8 @@ fn card_url(url: &str) -> String {
 
 /// Fetches the card, recording the exchange; the card as served (JSON) or why it is not one.
 async fn fetch_card(s: &Session, url: &str) -> Result<Value, Failure> {
-    let parsed =
-        reqwest::Url::parse(url).map_err(|e| Failure::input(format!("{url:?} is not a URL: {e}")))?;
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| Failure::input(format!("{url:?} is not a URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(Failure::input(format!("{url:?} is not an http(s) URL")));
     }
@@ -89,7 +89,10 @@ async fn fetch_card(s: &Session, url: &str) -> Result<Value, Failure> {
             let e = Error::Transport(e);
             s.feed
                 .wire(json!({ "kind": "error", "id": id, "at": now_ms(), "error": e.to_string() }));
-            return Err(Failure::agent(format!("cannot reach {url}: {}", describe(&e))));
+            return Err(Failure::agent(format!(
+                "cannot reach {url}: {}",
+                describe(&e)
+            )));
         }
     };
     let Some(body) = body else {
@@ -142,7 +145,12 @@ async fn signatures(req: &ConnectRequest, raw: &Value) -> Value {
         .get("signatures")
         .and_then(Value::as_array)
         .map_or(0, Vec::len);
-    if req.jwks.iter().chain(&req.keys).all(|k| k.trim().is_empty()) {
+    if req
+        .jwks
+        .iter()
+        .chain(&req.keys)
+        .all(|k| k.trim().is_empty())
+    {
         return json!({ "count": count, "checked": false });
     }
     let keys = match trusted(req).await {
@@ -159,18 +167,20 @@ async fn signatures(req: &ConnectRequest, raw: &Value) -> Value {
             "count": count, "checked": true, "verified": true,
             "index": v.index, "kid": v.kid, "algorithm": v.algorithm, "jku": v.jku,
         }),
-        Err(e) => json!({ "count": count, "checked": true, "verified": false, "error": e.to_string() }),
+        Err(e) => {
+            json!({ "count": count, "checked": true, "verified": false, "error": e.to_string() })
+        }
     }
 }
 
 /// The card group of `a2a check`, run on the agent: its findings.
 async fn problems(s: &Session, url: &str, card: &AgentCard) -> Value {
-    let mut options = crate::check::Options::default();
-    options.only = vec![crate::check::Group::Card];
-    options.deadline = Duration::from_secs(30);
-    if let Ok(headers) = s.auth.header_map(Some(card)) {
-        options.headers = headers;
-    }
+    let options = crate::check::Options {
+        only: vec![crate::check::Group::Card],
+        deadline: Duration::from_secs(30),
+        headers: s.auth.header_map(Some(card)).unwrap_or_default(),
+        ..Default::default()
+    };
     let report = crate::check::run(url, &options).await.to_json();
     report.get("findings").cloned().unwrap_or(Value::Null)
 }
@@ -187,10 +197,7 @@ pub(crate) async fn connect(s: &Arc<Session>, req: ConnectRequest) -> Result<Val
     let base = req.url.trim().to_owned();
     let agent = Agent::start(base.clone(), card.clone(), &s.auth, &s.feed).await?;
     let bindings: Vec<&str> = agent.clients.iter().map(|(b, _)| *b).collect();
-    let (problems, signature) = tokio::join!(
-        problems(s, &base, &card),
-        signatures(&req, &raw)
-    );
+    let (problems, signature) = tokio::join!(problems(s, &base, &card), signatures(&req, &raw));
     let answer = json!({
         "url": base,
         "cardUrl": url,

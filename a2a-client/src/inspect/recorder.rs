@@ -105,27 +105,38 @@ fn show(binding: &str, path: &str, request: bool, bytes: &[u8]) -> Value {
             break;
         }
         let message = &rest[5..5 + len];
-        out.push(
-            match a2a_core::proto::decode::<Value>(message, ty) {
-                Ok(v) => v,
-                Err(e) => json!({ "undecodable": e.to_string() }),
-            },
-        );
+        out.push(match a2a_core::proto::decode::<Value>(message, ty) {
+            Ok(v) => v,
+            Err(e) => json!({ "undecodable": e.to_string() }),
+        });
         rest = &rest[5 + len..];
     }
     Value::Array(out)
 }
 
 /// The operation a request is, and its parameters as JSON (for the page's `a2a` command).
-fn describe(binding: &str, method: &str, path: &str, query: Option<&str>, body: &Value) -> (String, Value) {
+fn describe(
+    binding: &str,
+    method: &str,
+    path: &str,
+    query: Option<&str>,
+    body: &Value,
+) -> (String, Value) {
     match binding {
         a2a_core::BINDING_GRPC => (
             a2a_core::proto::method_of_path(path).map_or_else(String::new, |m| m.name().to_owned()),
             body.get(0).cloned().unwrap_or(Value::Null),
         ),
         a2a_core::BINDING_JSONRPC => {
-            let rpc: Value = body.as_str().and_then(|b| serde_json::from_str(b).ok()).unwrap_or_default();
-            let op = rpc.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let rpc: Value = body
+                .as_str()
+                .and_then(|b| serde_json::from_str(b).ok())
+                .unwrap_or_default();
+            let op = rpc
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
             (op, rpc.get("params").cloned().unwrap_or(Value::Null))
         }
         _ => {
@@ -143,9 +154,14 @@ fn describe(binding: &str, method: &str, path: &str, query: Option<&str>, body: 
             for (name, value) in found.fields {
                 params[name] = json!(value);
             }
-            for kv in query.unwrap_or_default().split('&').filter(|kv| !kv.is_empty()) {
+            for kv in query
+                .unwrap_or_default()
+                .split('&')
+                .filter(|kv| !kv.is_empty())
+            {
                 let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-                params[a2a_core::http_json::query_decode(k)] = json!(a2a_core::http_json::query_decode(v));
+                params[a2a_core::http_json::query_decode(k)] =
+                    json!(a2a_core::http_json::query_decode(v));
             }
             (route.method.name().to_owned(), params)
         }
@@ -154,7 +170,12 @@ fn describe(binding: &str, method: &str, path: &str, query: Option<&str>, body: 
 
 /// The gRPC status a response's trailers (or trailers-only headers) carry.
 fn grpc_status(headers: &HeaderMap) -> Option<Value> {
-    let code = headers.get("grpc-status")?.to_str().ok()?.parse::<usize>().ok()?;
+    let code = headers
+        .get("grpc-status")?
+        .to_str()
+        .ok()?
+        .parse::<usize>()
+        .ok()?;
     let name = a2a_core::proto::GRPC_CODE_NAMES
         .get(code)
         .copied()
@@ -191,14 +212,21 @@ impl Drop for Ended {
 async fn forward(State(up): State<Arc<Upstream>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
-    let query = parts.uri.query().map(|q| format!("?{q}")).unwrap_or_default();
+    let query = parts
+        .uri
+        .query()
+        .map(|q| format!("?{q}"))
+        .unwrap_or_default();
     let base = up.url.trim_end_matches('/');
     let url = if path == "/" && up.binding != a2a_core::BINDING_GRPC {
         format!("{}{query}", up.url)
     } else {
         format!("{base}{path}{query}")
     };
-    let body = match http_body_util::Limited::new(body, MAX_REQUEST).collect().await {
+    let body = match http_body_util::Limited::new(body, MAX_REQUEST)
+        .collect()
+        .await
+    {
         Ok(b) => b.to_bytes(),
         Err(e) => {
             return (StatusCode::PAYLOAD_TOO_LARGE, format!("inspector: {e}")).into_response();
@@ -212,7 +240,13 @@ async fn forward(State(up): State<Arc<Upstream>>, request: Request) -> Response 
     }
     let id = up.feed.next_id();
     let shown = show(up.binding, &path, true, &body);
-    let (op, params) = describe(up.binding, parts.method.as_str(), &path, parts.uri.query(), &shown);
+    let (op, params) = describe(
+        up.binding,
+        parts.method.as_str(),
+        &path,
+        parts.uri.query(),
+        &shown,
+    );
     up.feed.wire(json!({
         "kind": "request",
         "id": id,
@@ -238,7 +272,9 @@ async fn forward(State(up): State<Arc<Upstream>>, request: Request) -> Response 
         Ok(r) => r,
         Err(e) => {
             let text = crate::Error::Transport(e).to_string();
-            up.feed.wire(json!({ "kind": "error", "id": id, "at": super::session::now_ms(), "error": text }));
+            up.feed.wire(
+                json!({ "kind": "error", "id": id, "at": super::session::now_ms(), "error": text }),
+            );
             return (StatusCode::BAD_GATEWAY, text).into_response();
         }
     };
@@ -264,7 +300,10 @@ async fn forward(State(up): State<Arc<Upstream>>, request: Request) -> Response 
     let mut recorded = 0usize;
     // The exchange ends when the client is done with the body: at its end, after the gRPC
     // trailers (which tonic does not read past), or when the client lets go.
-    let end = Ended { feed: up.feed.clone(), id };
+    let end = Ended {
+        feed: up.feed.clone(),
+        id,
+    };
     let frames = http_body_util::BodyStream::new(body.into_body()).map(move |frame| {
         let _ = &end;
         let at = super::session::now_ms();

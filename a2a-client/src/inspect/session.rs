@@ -94,12 +94,27 @@ pub struct Auth {
     pub bearer: Option<String>,
     /// An API key, sent where the agent's card says.
     pub api_key: Option<String>,
-    /// OAuth 2.0 client credentials: id, secret, token URL (default: the card's), scopes.
-    pub oauth: Option<(String, String, Option<String>, Vec<String>)>,
+    /// OAuth 2.0 client credentials.
+    pub oauth: Option<OAuth>,
     /// Extra headers, `(name, value)`.
     pub headers: Vec<(String, String)>,
     /// Each unary call's timeout.
     pub timeout: Duration,
+}
+
+/// OAuth 2.0 client credentials (tokens from the card's client-credentials flow, or from
+/// `token_url`).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct OAuth {
+    /// The client id.
+    pub client_id: String,
+    /// The client secret.
+    pub client_secret: String,
+    /// The token endpoint, instead of the card's.
+    pub token_url: Option<String>,
+    /// The scopes to ask for (empty: every scope of the card's flow).
+    pub scopes: Vec<String>,
 }
 
 impl Default for Auth {
@@ -149,15 +164,16 @@ impl Auth {
         if let Some(key) = &self.api_key {
             builder = builder.interceptor(crate::ApiKeyAuth::from_card(card, key)?);
         }
-        if let Some((id, secret, url, scopes)) = &self.oauth {
-            let credentials = match url {
+        if let Some(o) = &self.oauth {
+            let (id, secret) = (&o.client_id, &o.client_secret);
+            let credentials = match &o.token_url {
                 Some(url) => crate::ClientCredentials::new(url, id, secret),
                 None => crate::ClientCredentials::from_card(card, id, secret)?,
             };
-            let credentials = if scopes.is_empty() {
+            let credentials = if o.scopes.is_empty() {
                 credentials
             } else {
-                credentials.scopes(scopes.iter().cloned())
+                credentials.scopes(o.scopes.iter().cloned())
             };
             builder = builder.client_credentials(credentials);
         }
@@ -266,7 +282,9 @@ impl Agent {
                 .find(|(name, _)| *name == b)
                 .map(|(_, c)| c)
                 .ok_or_else(|| {
-                    Error::NoCompatibleInterface(format!("the agent's card offers no {b} interface"))
+                    Error::NoCompatibleInterface(format!(
+                        "the agent's card offers no {b} interface"
+                    ))
                 }),
             None => self.clients.first().map(|(_, c)| c).ok_or_else(|| {
                 Error::NoCompatibleInterface("the agent's card offers no interface we speak".into())
@@ -285,6 +303,8 @@ pub(crate) struct Session {
     pub(crate) base: String,
     /// The secret path segment of the webhook (the agent cannot know the page's token).
     pub(crate) hook_secret: String,
+    /// How long a followed stream may stay silent before the page is told so.
+    pub(crate) idle_notice: Duration,
 }
 
 impl Session {

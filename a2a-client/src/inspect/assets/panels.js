@@ -94,7 +94,7 @@
       el("h3", {}, "Task ", el("code", {}, id), " ", V.state(task.status.state)),
       el("div", { class: "row" }, resub, el("span", { class: "hint" }, `context ${task.contextId}`)),
       list,
-      (task.artifacts || []).map(V.artifact),
+      ...(task.artifacts || []).map((a) => V.artifact(a)),
       el("details", {}, el("summary", {}, "GetTask JSON"), el("pre", {}, V.pretty(task))));
   }
   I.timeline = timeline;
