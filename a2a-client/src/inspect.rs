@@ -170,7 +170,10 @@ impl Inspector {
                 get(|| asset(PANELS_JS, "text/javascript")),
             )
             .route("/assets/style.css", get(|| asset(STYLE, "text/css")))
-            .route("/hook/{secret}", post(hook))
+            .route(
+                "/hook/{secret}",
+                post(hook).layer(axum::extract::DefaultBodyLimit::max(MAX_PUSH)),
+            )
             .nest("/api", api)
             .layer(axum::extract::DefaultBodyLimit::max(32 << 20))
             .layer(middleware::from_fn_with_state(guard, check_host))
@@ -279,9 +282,6 @@ async fn hook(
 ) -> Response {
     if !same(&secret, &s.hook_secret) {
         return StatusCode::NOT_FOUND.into_response();
-    }
-    if body.len() > MAX_PUSH {
-        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
     }
     let token_ok = headers
         .get("x-a2a-notification-token")

@@ -439,3 +439,60 @@ async fn an_agent_that_hangs_mid_stream_is_told_on_the_page() {
     // Still usable while the stream hangs.
     page.ok("tasks", json!({ "request": {} })).await;
 }
+
+#[tokio::test]
+async fn signatures_are_verified_against_the_keys_the_user_gives() {
+    use p256::pkcs8::{EncodePrivateKey as _, EncodePublicKey as _};
+    let secret = p256::SecretKey::random(&mut rand::rngs::OsRng);
+    let pem = secret
+        .to_pkcs8_pem(Default::default())
+        .expect("PEM")
+        .to_string();
+    let key = a2a_core::signing::CardSigningKey::from_pem(&pem).expect("a key");
+    let kid = key.kid().to_owned();
+    let server = TestServer::start(a2a_server::demo::DemoAgent, move |b| {
+        b.agent_card(a2a_server::demo::DemoAgent::card())
+            .card_signing_key(key)
+    })
+    .await;
+    let page = Page::open().await;
+
+    // Not checked until the user gives keys; never against keys the card names itself.
+    let answer = page.connect(&server.url).await;
+    assert_eq!(answer["signature"], json!({ "count": 1, "checked": false }));
+
+    let jwks = format!("{}/.well-known/jwks.json", server.url);
+    let answer = page
+        .ok("connect", json!({ "url": server.url, "jwks": [jwks] }))
+        .await;
+    let signature = &answer["signature"];
+    assert_eq!(signature["verified"], true, "{signature}");
+    assert_eq!(signature["kid"], kid.as_str());
+    assert_eq!(signature["algorithm"], "ES256");
+
+    let public = secret
+        .public_key()
+        .to_public_key_pem(Default::default())
+        .expect("PEM");
+    let answer = page
+        .ok("connect", json!({ "url": server.url, "keys": [public] }))
+        .await;
+    assert_eq!(answer["signature"]["verified"], true, "{answer}");
+
+    let other = p256::SecretKey::random(&mut rand::rngs::OsRng)
+        .public_key()
+        .to_public_key_pem(Default::default())
+        .expect("PEM");
+    let answer = page
+        .ok("connect", json!({ "url": server.url, "keys": [other] }))
+        .await;
+    let signature = &answer["signature"];
+    assert_eq!(signature["verified"], false, "{signature}");
+    assert!(
+        signature["error"]
+            .as_str()
+            .unwrap()
+            .contains("does not match"),
+        "{signature}"
+    );
+}
