@@ -34,6 +34,8 @@ pub(crate) struct Upstream {
     pub(crate) http: reqwest::Client,
     /// Where exchanges are reported.
     pub(crate) feed: Feed,
+    /// The recorder's own `host:port`, the only `Host` it serves (against DNS rebinding).
+    pub(crate) local: String,
 }
 
 /// The URL a gRPC interface means: `host:port` as cards write it is TLS on 443, else plain.
@@ -51,10 +53,11 @@ pub(crate) fn grpc_url(url: &str) -> String {
 /// Starts a recorder for `upstream` on a fresh loopback port; returns its URL and the task
 /// serving it (aborted when the session connects elsewhere).
 pub(crate) async fn start(
-    upstream: Upstream,
+    mut upstream: Upstream,
 ) -> std::io::Result<(String, tokio::task::JoinHandle<()>)> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
+    upstream.local = addr.to_string();
     let router = Router::new()
         .fallback(forward)
         .with_state(Arc::new(upstream));
@@ -211,6 +214,14 @@ impl Drop for Ended {
 
 async fn forward(State(up): State<Arc<Upstream>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    let host = parts
+        .headers
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| parts.uri.authority().map(|a| a.as_str()));
+    if host != Some(up.local.as_str()) {
+        return (StatusCode::FORBIDDEN, "a2a inspect: Host not allowed").into_response();
+    }
     let path = parts.uri.path().to_owned();
     let query = parts
         .uri

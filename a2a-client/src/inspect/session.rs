@@ -233,6 +233,7 @@ impl Agent {
                 url,
                 http: http.clone(),
                 feed: feed.clone(),
+                local: String::new(),
             };
             let (local, task) = recorder::start(upstream)
                 .await
