@@ -35,7 +35,8 @@ fn set_up() {
     );
 }
 
-/// ChromeDriver on a free port, ended when dropped.
+/// ChromeDriver on a free port in a process group of its own, which is ended when dropped
+/// (Chromium with it, even when a failed step left its session open).
 struct Driver {
     child: tokio::process::Child,
     url: String,
@@ -55,6 +56,7 @@ impl Driver {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
+            .process_group(0)
             .spawn()
             .expect("start chromedriver");
         let url = format!("http://127.0.0.1:{port}");
@@ -116,6 +118,11 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-TERM", "--", &format!("-{pid}")])
+                .status();
+        }
         let _ = self.child.start_kill();
     }
 }
