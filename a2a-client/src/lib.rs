@@ -35,6 +35,7 @@
 //! | `check` | no | `check::run`: conformance checks of any running agent (`a2a check URL`) |
 //! | `cli` | no | the `a2a` command: `cargo run -p a2a-client --features cli --bin a2a -- card URL` |
 //! | `otel` | no | W3C trace context (`traceparent`, `tracestate`) on every call, from its span through OpenTelemetry, so that the agent continues the caller's trace |
+//! | `inspect` | no | `inspect::Inspector`: the local web inspector (`a2a inspect`) |
 //! | `webhook` | no | `webhook::PushReceiver`, an axum endpoint that receives push notifications |
 //!
 //! # What is here
@@ -56,6 +57,8 @@ pub mod check;
 mod client;
 mod delegate;
 mod error;
+#[cfg(feature = "inspect")]
+pub mod inspect;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod sse;

@@ -129,4 +129,7 @@ for pkg in @a2a-js/sdk:1.3.0 a2a-js-sdk-v03:0.3.14 @grpc/grpc-js:1.14.7 @bufbuil
     [[ "$got" == "$expect" ]] || fail "$js has $name $got, expected $expect"
 done
 
+# --- a browser for `a2a inspect`'s test ---------------------------------------------------
+bash "$here/setup-browser.sh" || fail "Chromium and ChromeDriver (see setup-browser.sh's message above)"
+
 echo "interop setup complete: $scratch"

@@ -155,6 +155,19 @@ enum Command {
     /// Serve the agent as an MCP server: over stdio (for MCP hosts that start it), or over
     /// streamable HTTP with --http.
     Mcp(McpArgs),
+    /// Open a web inspector for an agent (card, chat, tasks, wire console, push, check) and
+    /// print its address.
+    Inspect(InspectArgs),
+}
+
+#[derive(Debug, Args)]
+struct InspectArgs {
+    /// The agent to connect to when the page opens.
+    url: Option<String>,
+    /// Where the inspector listens (loopback by default: anyone who can reach it with the
+    /// printed token drives it).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    listen: std::net::SocketAddr,
 }
 
 #[derive(Debug, Args)]
@@ -451,6 +464,37 @@ async fn mcp(args: McpArgs, g: &Global) -> Result<Outcome, Error> {
     Ok(Outcome::Done)
 }
 
+/// `a2a inspect`: serves the inspector until interrupted; its URL (with the token) on stdout.
+async fn inspect(args: InspectArgs, g: &Global) -> Result<Outcome, Error> {
+    let mut auth = a2a_client::inspect::Auth::default();
+    auth.bearer = g.token.clone();
+    auth.api_key = g.api_key.clone();
+    auth.timeout = Duration::from_secs(g.timeout);
+    if let (Some(id), Some(secret)) = (&g.oauth_client_id, &g.oauth_client_secret) {
+        let mut oauth = a2a_client::inspect::OAuth::default();
+        oauth.client_id = id.clone();
+        oauth.client_secret = secret.clone();
+        oauth.token_url = g.oauth_token_url.clone();
+        oauth.scopes = g.oauth_scopes.clone();
+        auth.oauth = Some(oauth);
+    }
+    for h in &g.headers {
+        let (name, value) = h
+            .split_once(':')
+            .ok_or_else(|| Error::Config(format!("header {h:?} is not `Name: value`")))?;
+        auth.headers
+            .push((name.trim().to_owned(), value.trim().to_owned()));
+    }
+    let options = a2a_client::inspect::Options::new(args.listen, args.url, auth);
+    let io = |e: std::io::Error| Error::Config(format!("a2a inspect: {e}"));
+    let inspector = a2a_client::inspect::Inspector::bind(options)
+        .await
+        .map_err(io)?;
+    outln!("a2a inspect: open {}", inspector.url());
+    inspector.serve().await.map_err(io)?;
+    Ok(Outcome::Done)
+}
+
 /// The credentials `check` sends: `--header`s, `--token`, and `--api-key` where the card puts it.
 async fn check_headers(url: &str, g: &Global) -> Result<reqwest::header::HeaderMap, Error> {
     use a2a_client::Interceptor as _;
@@ -522,6 +566,7 @@ async fn run(cli: Cli, ui: &Ui) -> Result<Outcome, Error> {
     match cli.command {
         Command::Check(args) => check(args, g, ui).await,
         Command::Mcp(args) => mcp(args, g).await,
+        Command::Inspect(args) => inspect(args, g).await,
         Command::Card(args) => card(args, g, ui).await,
         Command::Send(args) => {
             let client = connect(&args.url, g).await?;
