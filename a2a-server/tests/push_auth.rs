@@ -56,6 +56,7 @@ async fn start(builder: a2a_server::ServerBuilder) -> String {
 async fn rpc(url: &str, token: Option<&str>, method: &str, params: Value) -> Value {
     let mut req = reqwest::Client::new()
         .post(format!("{url}/"))
+        .header("A2A-Version", "1.0")
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
     if let Some(t) = token {
         req = req.bearer_auth(t);

@@ -640,7 +640,7 @@ impl TestServer {
             .post_raw(
                 "/",
                 body.to_string(),
-                &[&[("content-type", "application/json")], &with_version(headers)[..]].concat(),
+                &[&[("content-type", "application/json")], headers].concat(),
             )
             .await;
         assert_eq!(reply.status, 200, "{method}: {:#}", reply.body);

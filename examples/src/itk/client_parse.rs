@@ -26,7 +26,7 @@ pub(super) fn answer(message: &Message) -> Result<Value, Error> {
         .get("wire_payload")
         .ok_or_else(|| Error::invalid_params("wire_payload", "the payload to parse"))?;
     let parsed = if operation == "get_agent_card" {
-        a2a_client::decode_card(payload).map(|card| to_json(&card))
+        a2a_client::decode_card(payload).map(|card| serde_json::to_value(card).unwrap_or_default())
     } else {
         let method = method_of(operation).ok_or_else(|| {
             Error::invalid_params("operation", format!("{operation} is no A2A operation"))
@@ -78,13 +78,12 @@ impl Visit for Decode {
     type Output = Result<Value, a2a_client::Error>;
 
     fn visit<O: Operation>(self) -> Self::Output {
-        self.0.decode::<O>().map(|response| to_json(&response))
+        self.0
+            .decode::<O>()
+            .map(|response| serde_json::to_value(response).unwrap_or_default())
     }
 }
 
-fn to_json(value: &impl serde::Serialize) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
-}
 
 #[cfg(test)]
 mod tests {
