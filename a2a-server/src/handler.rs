@@ -122,6 +122,8 @@ pub struct RequestHandler {
     pub(crate) check_input_modes: bool,
     /// Accept a client's own `contextId` for a new conversation.
     pub(crate) client_context_ids: bool,
+    /// Refuse a message without `messageId` (else the server names it).
+    pub(crate) message_id_required: bool,
     /// Set once start-up recovery has claimed the tasks a previous process left running.
     pub(crate) recovered: tokio::sync::OnceCell<usize>,
 }

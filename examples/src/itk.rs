@@ -125,7 +125,9 @@ fn build(
         .authenticator(tokens)
         // Only contexts this server issued are continued: a client's own contextId for a new
         // conversation is refused, not silently replaced.
-        .client_context_ids(false);
+        .client_context_ids(false)
+        // Tolerant of clients that leave out the messageId (ACTS DM-EXTRA-001 sends none).
+        .message_id_required(false);
     builder = match mode {
         Mode::Reduced => builder.streaming(false).anonymous_access(true),
         Mode::Normal | Mode::Auth => builder

@@ -66,6 +66,7 @@ pub struct HandlerBuilder {
     push: Option<crate::push::PushSettings>,
     check_input_modes: bool,
     client_context_ids: bool,
+    message_id_required: bool,
     bus: Option<Arc<dyn EventBus>>,
     leases: Option<Arc<dyn Leases>>,
     lease_ttl: Duration,
@@ -101,6 +102,7 @@ impl RequestHandler {
             push: None,
             check_input_modes: true,
             client_context_ids: true,
+            message_id_required: true,
             bus: None,
             leases: None,
             lease_ttl: DEFAULT_LEASE_TTL,
@@ -194,6 +196,14 @@ impl HandlerBuilder {
     /// conversation being quietly moved to a new one.
     pub fn client_context_ids(mut self, on: bool) -> Self {
         self.client_context_ids = on;
+        self
+    }
+
+    /// Whether a message must carry its `messageId`, as the spec requires (default on: one
+    /// without is refused with InvalidParams). Off, the server gives it a fresh id, for
+    /// clients that leave it out; such a message is never recognized as a retry.
+    pub fn message_id_required(mut self, on: bool) -> Self {
+        self.message_id_required = on;
         self
     }
 
@@ -316,6 +326,7 @@ impl HandlerBuilder {
             serialized: Arc::new(SerializedTasks::new(SERIALIZED_CACHE_BYTES)),
             check_input_modes: self.check_input_modes,
             client_context_ids: self.client_context_ids,
+            message_id_required: self.message_id_required,
             recovered: tokio::sync::OnceCell::new(),
         })
     }

@@ -51,6 +51,14 @@ impl RequestHandler {
         Ok(started)
     }
 
+    /// Unless a `messageId` is required, gives a message without one a fresh id (it is then
+    /// never taken for the retry of another).
+    fn name_message(&self, req: &mut SendMessageRequest) {
+        if !self.message_id_required && req.message.message_id.is_empty() {
+            req.message.message_id = a2a_core::MessageId::random();
+        }
+    }
+
     /// Unless clients may choose their contexts, `context` must be the context of one of the
     /// caller's tasks.
     async fn check_context(
@@ -121,8 +129,9 @@ impl RequestHandler {
     pub async fn send_message(
         &self,
         cx: &CallContext,
-        req: SendMessageRequest,
+        mut req: SendMessageRequest,
     ) -> Result<SendReply, Error> {
+        self.name_message(&mut req);
         req.validate()?;
         let history_length = req.history_length();
         let immediately = req.return_immediately();
@@ -173,8 +182,9 @@ impl RequestHandler {
     pub async fn send_streaming_message(
         &self,
         cx: &CallContext,
-        req: SendMessageRequest,
+        mut req: SendMessageRequest,
     ) -> Result<EventStream, Error> {
+        self.name_message(&mut req);
         req.validate()?;
         self.check_streaming()?;
         match self.start(cx, req).await? {

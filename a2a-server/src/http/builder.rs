@@ -208,6 +208,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether a message must carry its `messageId` (default on); off, the server names one
+    /// that has none ([`HandlerBuilder::message_id_required`]).
+    pub fn message_id_required(mut self, on: bool) -> Self {
+        self.handler = self.handler.message_id_required(on);
+        self
+    }
+
     /// How this server's replicas tell each other about tasks (default: a [`LocalBus`](crate::LocalBus) of its
     /// own, enough for one process). Replicas that share a task store must share a bus.
     pub fn event_bus(mut self, bus: Arc<dyn EventBus>) -> Self {
