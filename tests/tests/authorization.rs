@@ -28,9 +28,12 @@ fn assert_refused(reply: &a2a_e2e::Reply, binding: Binding, status: u16, grpc: &
             let error = outcome.as_ref().expect_err("refused");
             assert_eq!(error.grpc_status.as_deref(), Some(grpc), "{error:#?}");
         }
+        // The authentication layer answers with the HTTP status too; an operation's own
+        // refusal (the extended card's) is a JSON-RPC error in an HTTP 200.
         Binding::JsonRpc => {
-            assert_eq!(reply.status, status, "{:#}", reply.body);
-            assert!(reply.body["error"]["code"].is_i64(), "{:#}", reply.body);
+            let code = if status == 401 { -32010 } else { -32011 };
+            assert!([200, status].contains(&reply.status), "{:#}", reply.body);
+            assert_eq!(reply.body["error"]["code"], code, "{:#}", reply.body);
         }
         Binding::Rest => {
             assert_eq!(reply.status, status, "{:#}", reply.body);
