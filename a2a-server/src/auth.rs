@@ -422,6 +422,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_denied_credential_is_a_known_caller_refused_not_an_invalid_one() {
+        let bearer = BearerTokens::new().token("t1", "a").denied("t2", "b");
+        assert_eq!(
+            bearer
+                .authenticate(&parts(|r| r.header("authorization", "Bearer t2")))
+                .await,
+            AuthDecision::Forbidden(Principal("b".into()))
+        );
+        assert_eq!(
+            bearer
+                .authenticate(&parts(|r| r.header("authorization", "Bearer t3")))
+                .await,
+            AuthDecision::Invalid
+        );
+        let keys = ApiKeys::new(KeyLocation::Header, "X-Api-Key").denied("k2", "b");
+        assert_eq!(
+            keys.authenticate(&parts(|r| r.header("x-api-key", "k2")))
+                .await,
+            AuthDecision::Forbidden(Principal("b".into()))
+        );
+    }
+
+    #[tokio::test]
     async fn api_keys_are_read_from_header_query_or_cookie() {
         let header = ApiKeys::new(KeyLocation::Header, "X-Api-Key").key("k1", "a");
         assert_eq!(

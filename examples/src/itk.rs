@@ -9,9 +9,15 @@
 //! `ITK_ACTS_REDUCED_CAPABILITIES=1` (no streaming, push or extended card, and the operations
 //! they gate refused). `itk-valid-token` is authorized; `itk-insufficient-token` is a known
 //! caller without access, refused with 403.
+//!
+//! It also follows the ITK traversal contract ([`instruction`]): a message carrying an
+//! instruction makes it answer, run steps, or call the next agent of a chain (another SDK's,
+//! over the binding named) with this project's client.
 
 mod behaviour;
 mod client_parse;
+pub mod instruction;
+mod traversal;
 
 pub use behaviour::TckAgent;
 
@@ -62,7 +68,8 @@ pub fn card() -> AgentCard {
     )
     .version(env!("CARGO_PKG_VERSION"))
     .provider("a2a Rust workspace", "https://github.com/a2aproject/a2a-itk")
-    .input_modes(["text/plain", "application/json"])
+    // application/x-protobuf: the ITK traversal instructions.
+    .input_modes(["text/plain", "application/json", "application/x-protobuf"])
     .output_modes(["text/plain", "application/json", "application/pdf"])
     .skill(
         AgentSkill::new(

@@ -143,3 +143,27 @@ pub(crate) fn scope_to_tenant(request: &impl a2a_core::HasTenant, cx: &mut CallC
         cx.scope.tenant = Some(tenant.to_owned());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::negotiate;
+    use crate::handler::Version;
+
+    #[test]
+    fn the_version_of_a_request_is_its_header_and_none_means_0_3() {
+        for (asked, version) in [
+            (None, Version::V03),
+            (Some("0.3"), Version::V03),
+            (Some("1"), Version::V1),
+            (Some("1.0"), Version::V1),
+            (Some("1.7"), Version::V1),
+            (Some("1.0.2"), Version::V1),
+        ] {
+            assert_eq!(negotiate(asked).ok(), Some(version), "{asked:?}");
+        }
+        for asked in ["2.0", "0.2", "1.x", "1.", "99.0", "one"] {
+            let error = negotiate(Some(asked)).expect_err(asked);
+            assert!(error.is(a2a_core::ErrorKind::VersionNotSupported), "{asked}");
+        }
+    }
+}

@@ -1,7 +1,8 @@
 //! The `tck-*` behaviours: what the agent does with a message, keyed on the first word of its
 //! first text part (for a message continuing a task, on the task's first message).
 
-use super::client_parse;
+use super::instruction::Instruction;
+use super::{client_parse, traversal};
 use a2a_core::{Artifact, Error, Message, Part, TaskState, TaskStatus};
 use a2a_server::{Agent, RequestContext, TaskEvents};
 use std::time::Duration;
@@ -75,6 +76,9 @@ impl Agent for TckAgent {
             // it is.
             let started = task.history.first().map_or(Behaviour::Echo, Behaviour::of);
             return continue_task(started, &cx, &events).await;
+        }
+        if let Some(instruction) = Instruction::of(&cx.message) {
+            return follow(&instruction?, &cx, &events).await;
         }
         let text = cx.message.text();
         match Behaviour::of(&cx.message) {
@@ -171,6 +175,41 @@ impl Agent for TckAgent {
         // Accepted: the server cancels the task and triggers the execution's token.
         Ok(())
     }
+}
+
+/// How often, and how many times, a held task reports that it is still working before it
+/// completes on its own.
+const HOLD_BEATS: u32 = 5;
+const HOLD_BEAT: Duration = Duration::from_secs(2);
+
+/// Follows an ITK traversal instruction: the answers, one per line, in the completed task's
+/// status message; a held answer stays WORKING (marked `task-finished`) for a while, for a
+/// client that resubscribes, then completes.
+async fn follow(
+    instruction: &Instruction,
+    cx: &RequestContext,
+    events: &TaskEvents,
+) -> Result<(), Error> {
+    events.status(TaskStatus::new(TaskState::Working)).await?;
+    let answer = match traversal::run(instruction).await {
+        Ok(texts) => texts.join("\n"),
+        Err(e) => return events.fail(e.message).await,
+    };
+    if !instruction.holds() {
+        return events.complete(Some(Message::agent_text(answer))).await;
+    }
+    let held = format!("{answer}\n{}", traversal::FINISHED);
+    events
+        .status(TaskStatus::new(TaskState::Working).with_message(Message::agent_text(&held)))
+        .await?;
+    for _ in 0..HOLD_BEATS {
+        tokio::select! {
+            () = cx.cancel.cancelled() => return Ok(()),
+            () = tokio::time::sleep(HOLD_BEAT) => {}
+        }
+        events.status(TaskStatus::new(TaskState::Working)).await?;
+    }
+    events.complete(Some(Message::agent_text(held))).await
 }
 
 /// A follow-up message on a task the agent interrupted: a multi-turn conversation goes on
