@@ -67,7 +67,10 @@ pub fn card() -> AgentCard {
         "The A2A interoperability test kit's agent, on the a2a Rust crates: every tck-* behaviour",
     )
     .version(env!("CARGO_PKG_VERSION"))
-    .provider("a2a Rust workspace", "https://github.com/a2aproject/a2a-itk")
+    .provider(
+        "a2a Rust workspace",
+        "https://github.com/a2aproject/a2a-itk",
+    )
     // application/x-protobuf: the ITK traversal instructions.
     .input_modes(["text/plain", "application/json", "application/x-protobuf"])
     .output_modes(["text/plain", "application/json", "application/pdf"])

@@ -58,7 +58,12 @@ async fn start_python() -> PythonAgent {
     let (http, grpc) = (free_port(), free_port());
     let child = tokio::process::Command::new(python)
         .arg("main.py")
-        .args(["--httpPort", &http.to_string(), "--grpcPort", &grpc.to_string()])
+        .args([
+            "--httpPort",
+            &http.to_string(),
+            "--grpcPort",
+            &grpc.to_string(),
+        ])
         .current_dir(&dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -69,7 +74,10 @@ async fn start_python() -> PythonAgent {
     let card = format!("{url}/.well-known/agent-card.json");
     let ready = async {
         loop {
-            if reqwest::get(&card).await.is_ok_and(|r| r.status().is_success()) {
+            if reqwest::get(&card)
+                .await
+                .is_ok_and(|r| r.status().is_success())
+            {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -170,7 +178,11 @@ fn chain(
 async fn answer(url: &str, instruction: &Instruction) -> String {
     let client = Client::connect(url).await.expect("the first agent's card");
     let request = SendMessageRequest::new(instruction.to_message());
-    match client.send_message(&request).await.expect("the chain answers") {
+    match client
+        .send_message(&request)
+        .await
+        .expect("the chain answers")
+    {
         SendMessageResponse::Task(task) => {
             assert_eq!(
                 task.status.state,
@@ -209,7 +221,11 @@ async fn our_agent_and_the_python_sdks_call_each_other_over_every_binding_and_be
                     Err(_) => failures.push(format!("{token}: no answer in {CHAIN_TIMEOUT:?}")),
                 }
                 if behavior == Behavior::Push {
-                    let pushed = notifications.lock().unwrap().iter().any(|n| n.contains(&token));
+                    let pushed = notifications
+                        .lock()
+                        .unwrap()
+                        .iter()
+                        .any(|n| n.contains(&token));
                     if !pushed {
                         failures.push(format!("{token}: the webhook got no event with the answer"));
                     }
@@ -217,5 +233,9 @@ async fn our_agent_and_the_python_sdks_call_each_other_over_every_binding_and_be
             }
         }
     }
-    assert!(failures.is_empty(), "chains that failed:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "chains that failed:\n{}",
+        failures.join("\n")
+    );
 }

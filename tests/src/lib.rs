@@ -319,7 +319,9 @@ impl TestServer {
             Binding::Rest => (self.rest_request(op, params), None),
             Binding::Grpc => panic!("gRPC calls have no HTTP request: use call or open_stream"),
         };
-        let versioned = query.iter().any(|(k, _)| k.eq_ignore_ascii_case("a2a-version"));
+        let versioned = query
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("a2a-version"));
         let headers = if versioned {
             headers.to_vec()
         } else {

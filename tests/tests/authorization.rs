@@ -58,7 +58,9 @@ async fn a_bearer_token_that_authenticates_but_is_not_authorized_gets_403_on_eve
         }
         let unknown = srv.raw(binding, Op::SendMessage, &params, &[UNKNOWN]).await;
         assert_refused(&unknown, binding, 401, "UNAUTHENTICATED");
-        let missing = srv.raw(binding, Op::GetTask, &json!({"id": "t"}), &[]).await;
+        let missing = srv
+            .raw(binding, Op::GetTask, &json!({"id": "t"}), &[])
+            .await;
         assert_refused(&missing, binding, 401, "UNAUTHENTICATED");
         let ok = srv
             .call_with(binding, Op::SendMessage, params, &[GOOD])
@@ -76,12 +78,22 @@ async fn an_api_key_that_authenticates_but_is_not_authorized_gets_403_on_every_b
     let srv = TestServer::start_with(Echo, |b| b.authenticator(keys)).await;
     for binding in ALL {
         let denied = srv
-            .raw(binding, Op::ListTasks, &json!({}), &[("x-api-key", "k-denied")])
+            .raw(
+                binding,
+                Op::ListTasks,
+                &json!({}),
+                &[("x-api-key", "k-denied")],
+            )
             .await;
         assert_refused(&denied, binding, 403, "PERMISSION_DENIED");
-        srv.call_with(binding, Op::ListTasks, json!({}), &[("x-api-key", "k-good")])
-            .await
-            .unwrap_or_else(|e| panic!("{binding:?}: {:#}", e.body));
+        srv.call_with(
+            binding,
+            Op::ListTasks,
+            json!({}),
+            &[("x-api-key", "k-good")],
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{binding:?}: {:#}", e.body));
     }
 }
 
@@ -118,13 +130,17 @@ async fn anonymous_access_serves_callers_without_credentials_but_keeps_the_exten
             .await
             .expect_err("another caller's task")
             .assert_kind(Kind::TaskNotFound);
-        let card = srv.raw(binding, Op::GetExtendedAgentCard, &json!({}), &[]).await;
+        let card = srv
+            .raw(binding, Op::GetExtendedAgentCard, &json!({}), &[])
+            .await;
         assert_refused(&card, binding, 401, "UNAUTHENTICATED");
         let card = srv
             .raw(binding, Op::GetExtendedAgentCard, &json!({}), &[DENIED])
             .await;
         assert_refused(&card, binding, 403, "PERMISSION_DENIED");
-        let wrong = srv.raw(binding, Op::ListTasks, &json!({}), &[UNKNOWN]).await;
+        let wrong = srv
+            .raw(binding, Op::ListTasks, &json!({}), &[UNKNOWN])
+            .await;
         assert_refused(&wrong, binding, 401, "UNAUTHENTICATED");
         let card = srv
             .call_with(binding, Op::GetExtendedAgentCard, json!({}), &[GOOD])

@@ -386,7 +386,10 @@ async fn a_tolerant_server_names_a_message_sent_without_an_id() {
         let reply = tolerant.ok(b, Op::SendMessage, unnamed.clone()).await;
         let task = &reply["task"];
         assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task:#}");
-        assert!(!str_at(&task["history"][0], "messageId").is_empty(), "{task:#}");
+        assert!(
+            !str_at(&task["history"][0], "messageId").is_empty(),
+            "{task:#}"
+        );
         tolerant
             .err(
                 b,

@@ -80,11 +80,7 @@ impl Binding {
                     .kind()
                     .and_then(|k| StatusCode::from_u16(k.http_status()).ok())
                     .unwrap_or(StatusCode::UNAUTHORIZED);
-                jsonrpc::error_response(
-                    a2a_core::jsonrpc::Id::Null,
-                    error,
-                    Framing::Status(status),
-                )
+                jsonrpc::error_response(a2a_core::jsonrpc::Id::Null, error, Framing::Status(status))
             }
             Self::HttpJson => rest::error_response(&error, None),
             Self::Unsupported(why) => grpc::unsupported(why),

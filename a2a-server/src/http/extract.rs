@@ -163,7 +163,10 @@ mod tests {
         }
         for asked in ["2.0", "0.2", "1.x", "1.", "99.0", "one"] {
             let error = negotiate(Some(asked)).expect_err(asked);
-            assert!(error.is(a2a_core::ErrorKind::VersionNotSupported), "{asked}");
+            assert!(
+                error.is(a2a_core::ErrorKind::VersionNotSupported),
+                "{asked}"
+            );
         }
     }
 }

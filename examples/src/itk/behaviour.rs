@@ -123,7 +123,9 @@ impl Agent for TckAgent {
             }
             Behaviour::TaskFailure => {
                 events.working("about to fail").await?;
-                events.fail("tck-task-failure: the task failed, as asked").await
+                events
+                    .fail("tck-task-failure: the task failed, as asked")
+                    .await
             }
             Behaviour::AuthRequired => {
                 events
@@ -219,8 +221,7 @@ async fn continue_task(
     cx: &RequestContext,
     events: &TaskEvents,
 ) -> Result<(), Error> {
-    if started == Behaviour::MultiTurn && !cx.message.text().trim().eq_ignore_ascii_case("done")
-    {
+    if started == Behaviour::MultiTurn && !cx.message.text().trim().eq_ignore_ascii_case("done") {
         return input_required(events).await;
     }
     events

@@ -12,12 +12,16 @@ use serde_json::{Value, json};
 /// the client returned: the response, or `{"error": {code, message, details}}` for an error
 /// the client read off the wire. A payload the client cannot read is an InvalidParams error.
 pub(super) fn answer(message: &Message) -> Result<Value, Error> {
-    let request = message.parts.iter().find_map(Part::as_data).ok_or_else(|| {
-        Error::invalid_params(
-            "message.parts",
-            "tck-client-parse needs a data part {operation, wire_payload}",
-        )
-    })?;
+    let request = message
+        .parts
+        .iter()
+        .find_map(Part::as_data)
+        .ok_or_else(|| {
+            Error::invalid_params(
+                "message.parts",
+                "tck-client-parse needs a data part {operation, wire_payload}",
+            )
+        })?;
     let operation = request
         .get("operation")
         .and_then(Value::as_str)
@@ -83,7 +87,6 @@ impl Visit for Decode {
             .map(|response| serde_json::to_value(response).unwrap_or_default())
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -332,7 +332,10 @@ mod tests {
         let steps = Instruction::Steps(vec![call, leaf.clone()]);
         assert_eq!(Instruction::decode(&steps.encode()).unwrap(), steps);
         assert!(steps.holds());
-        assert!(Instruction::decode(&[0x0a, 0x05, 0x01]).is_err(), "cut short");
+        assert!(
+            Instruction::decode(&[0x0a, 0x05, 0x01]).is_err(),
+            "cut short"
+        );
         assert!(Instruction::decode(&[]).is_err(), "no step");
     }
 

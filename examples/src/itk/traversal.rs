@@ -29,13 +29,14 @@ pub(super) fn run(instruction: &Instruction) -> BoxFuture<'_, Result<Vec<String>
                 }
                 Ok(all)
             }
-            Instruction::CallAgent(call) => {
-                tokio::time::timeout(CALL_TIMEOUT, call_agent(call))
-                    .await
-                    .map_err(|_| {
-                        failed(call, format!("no answer within {}s", CALL_TIMEOUT.as_secs()))
-                    })?
-            }
+            Instruction::CallAgent(call) => tokio::time::timeout(CALL_TIMEOUT, call_agent(call))
+                .await
+                .map_err(|_| {
+                    failed(
+                        call,
+                        format!("no answer within {}s", CALL_TIMEOUT.as_secs()),
+                    )
+                })?,
         }
     })
 }
@@ -43,7 +44,10 @@ pub(super) fn run(instruction: &Instruction) -> BoxFuture<'_, Result<Vec<String>
 fn failed(call: &CallAgent, why: impl std::fmt::Display) -> Error {
     Error::new(
         ErrorKind::Internal,
-        format!("the call to {} over {} failed: {why}", call.agent_card_uri, call.transport),
+        format!(
+            "the call to {} over {} failed: {why}",
+            call.agent_card_uri, call.transport
+        ),
     )
 }
 
@@ -172,7 +176,11 @@ fn texts_of(message: &Message) -> Vec<String> {
 }
 
 fn status_texts(task: &Task) -> Vec<String> {
-    task.status.message.as_deref().map(texts_of).unwrap_or_default()
+    task.status
+        .message
+        .as_deref()
+        .map(texts_of)
+        .unwrap_or_default()
 }
 
 /// The texts of an event's message: a message, or a task's or status update's status message.
@@ -180,7 +188,12 @@ fn texts_of_event(event: &StreamResponse) -> Vec<String> {
     match event {
         StreamResponse::Message(m) => texts_of(m),
         StreamResponse::Task(t) => status_texts(t),
-        StreamResponse::StatusUpdate(u) => u.status.message.as_deref().map(texts_of).unwrap_or_default(),
+        StreamResponse::StatusUpdate(u) => u
+            .status
+            .message
+            .as_deref()
+            .map(texts_of)
+            .unwrap_or_default(),
         StreamResponse::ArtifactUpdate(_) => Vec::new(),
     }
 }
