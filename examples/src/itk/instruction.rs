@@ -329,7 +329,7 @@ mod tests {
                 url: "http://127.0.0.1:2".into(),
             },
         });
-        let steps = Instruction::Steps(vec![call, leaf.clone()]);
+        let steps = Instruction::Steps(vec![call, leaf]);
         assert_eq!(Instruction::decode(&steps.encode()).unwrap(), steps);
         assert!(steps.holds());
         assert!(
