@@ -264,8 +264,10 @@ impl CardResolver {
                 ),
                 None => None,
             };
-            let card = a2a_core::v03::decode_card(&value)
-                .map_err(|e| Error::decode(Context::new(format!("agent card at {url}"), e)))?;
+            let card = decode_card(&value).map_err(|e| match e {
+                Error::Decode(e) => Error::decode(Context::new(format!("agent card at {url}"), e)),
+                other => other,
+            })?;
             self.cache.lock().expect("card cache").insert(
                 key,
                 Cached {
@@ -322,4 +324,10 @@ pub async fn fetch_jwks(
         .map_err(|e| Error::decode(Context::new(format!("the JWK set at {url} is not JSON"), e)))?;
     a2a_core::signing::TrustedKeys::from_jwks(&jwks)
         .map_err(|e| Error::decode(Context::new(format!("the JWK set at {url}"), e)))
+}
+
+/// Reads an agent card as an agent serves it, in the v1.0 shape or the v0.3 one (translated),
+/// as [`CardResolver`] does with the cards it fetches.
+pub fn decode_card(card: &serde_json::Value) -> Result<AgentCard, Error> {
+    a2a_core::v03::decode_card(card).map_err(|e| Error::Decode(Box::new(e)))
 }

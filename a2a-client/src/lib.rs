@@ -70,7 +70,9 @@ pub mod webhook;
 pub use auth::{ApiKeyAuth, ApiKeyLocation, BearerAuth, ClientCredentials, Headers, Interceptor};
 #[cfg(feature = "trust")]
 pub use card::fetch_jwks;
-pub use card::{AGENT_CARD_PATH, CacheOutcome, CardResolver, LEGACY_AGENT_CARD_PATH, SkillQuery};
+pub use card::{
+    AGENT_CARD_PATH, CacheOutcome, CardResolver, LEGACY_AGENT_CARD_PATH, SkillQuery, decode_card,
+};
 pub use client::{Binding, Client, ClientBuilder, EventStream, RetryPolicy};
 pub use delegate::DelegateOptions;
 pub use error::{BoxError, Context, Error};

@@ -83,6 +83,10 @@ pub enum AuthDecision {
     /// Credentials were presented and are wrong for this reason, which the caller is told
     /// (an expired token, another audience): it must not reveal anything secret.
     Rejected(String),
+    /// Authenticated as this principal, who is not authorized to use this agent (a suspended
+    /// account, another team's token): every request is refused with 403, PermissionDenied
+    /// (gRPC `PERMISSION_DENIED`), never with the 401 that would ask for other credentials.
+    Forbidden(Principal),
 }
 
 /// Decides who is calling. Implementors write `async fn authenticate`; see the
@@ -136,10 +140,28 @@ impl<A: Authenticator> DynAuthenticator for A {
     }
 }
 
+/// What a built-in authenticator knows of a credential: whose it is, and whether that caller
+/// may use the agent.
+#[derive(Clone, Debug)]
+struct Holder {
+    principal: Principal,
+    authorized: bool,
+}
+
+impl Holder {
+    fn decision(&self) -> AuthDecision {
+        if self.authorized {
+            AuthDecision::Allow(self.principal.clone())
+        } else {
+            AuthDecision::Forbidden(self.principal.clone())
+        }
+    }
+}
+
 /// Bearer tokens, each mapped to its principal: `Authorization: Bearer <token>`.
 #[derive(Clone, Default)]
 pub struct BearerTokens {
-    tokens: HashMap<String, Principal>,
+    tokens: HashMap<String, Holder>,
 }
 
 impl fmt::Debug for BearerTokens {
@@ -159,8 +181,15 @@ impl BearerTokens {
     /// Accepts `token` as `principal`.
     #[must_use]
     pub fn token(mut self, token: impl Into<String>, principal: impl Into<String>) -> Self {
-        self.tokens
-            .insert(token.into(), Principal(principal.into()));
+        self.tokens.insert(token.into(), holder(principal, true));
+        self
+    }
+
+    /// Recognizes `token` as `principal`, who is not authorized to use this agent: its
+    /// requests are refused with 403 PermissionDenied ([`AuthDecision::Forbidden`]), not 401.
+    #[must_use]
+    pub fn denied(mut self, token: impl Into<String>, principal: impl Into<String>) -> Self {
+        self.tokens.insert(token.into(), holder(principal, false));
         self
     }
 
@@ -188,10 +217,9 @@ impl Authenticator for BearerTokens {
             Some(None) => return AuthDecision::Invalid,
             Some(Some(token)) => token,
         };
-        match self.tokens.get(token) {
-            Some(p) => AuthDecision::Allow(p.clone()),
-            None => AuthDecision::Invalid,
-        }
+        self.tokens
+            .get(token)
+            .map_or(AuthDecision::Invalid, Holder::decision)
     }
 
     fn schemes(&self) -> Vec<(String, SecurityScheme)> {
@@ -200,6 +228,13 @@ impl Authenticator for BearerTokens {
 
     fn challenge(&self) -> String {
         DEFAULT_CHALLENGE.to_owned()
+    }
+}
+
+fn holder(principal: impl Into<String>, authorized: bool) -> Holder {
+    Holder {
+        principal: Principal(principal.into()),
+        authorized,
     }
 }
 
@@ -220,7 +255,7 @@ pub enum KeyLocation {
 pub struct ApiKeys {
     location: KeyLocation,
     name: String,
-    keys: HashMap<String, Principal>,
+    keys: HashMap<String, Holder>,
 }
 
 impl fmt::Debug for ApiKeys {
@@ -246,7 +281,15 @@ impl ApiKeys {
     /// Accepts `key` as `principal`.
     #[must_use]
     pub fn key(mut self, key: impl Into<String>, principal: impl Into<String>) -> Self {
-        self.keys.insert(key.into(), Principal(principal.into()));
+        self.keys.insert(key.into(), holder(principal, true));
+        self
+    }
+
+    /// Recognizes `key` as `principal`, who is not authorized to use this agent: its requests
+    /// are refused with 403 PermissionDenied ([`AuthDecision::Forbidden`]), not 401.
+    #[must_use]
+    pub fn denied(mut self, key: impl Into<String>, principal: impl Into<String>) -> Self {
+        self.keys.insert(key.into(), holder(principal, false));
         self
     }
 
@@ -280,10 +323,10 @@ impl Authenticator for ApiKeys {
     async fn authenticate(&self, request: &Parts) -> AuthDecision {
         match self.presented(request) {
             None => AuthDecision::Missing,
-            Some(key) => match self.keys.get(key.as_ref()) {
-                Some(p) => AuthDecision::Allow(p.clone()),
-                None => AuthDecision::Invalid,
-            },
+            Some(key) => self
+                .keys
+                .get(key.as_ref())
+                .map_or(AuthDecision::Invalid, Holder::decision),
         }
     }
 
@@ -375,6 +418,29 @@ mod tests {
         assert_eq!(
             auth.authenticate(&with("bearer beta")).await,
             AuthDecision::Allow(Principal("token-2".into()))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_denied_credential_is_a_known_caller_refused_not_an_invalid_one() {
+        let bearer = BearerTokens::new().token("t1", "a").denied("t2", "b");
+        assert_eq!(
+            bearer
+                .authenticate(&parts(|r| r.header("authorization", "Bearer t2")))
+                .await,
+            AuthDecision::Forbidden(Principal("b".into()))
+        );
+        assert_eq!(
+            bearer
+                .authenticate(&parts(|r| r.header("authorization", "Bearer t3")))
+                .await,
+            AuthDecision::Invalid
+        );
+        let keys = ApiKeys::new(KeyLocation::Header, "X-Api-Key").denied("k2", "b");
+        assert_eq!(
+            keys.authenticate(&parts(|r| r.header("x-api-key", "k2")))
+                .await,
+            AuthDecision::Forbidden(Principal("b".into()))
         );
     }
 

@@ -41,6 +41,19 @@ pub struct CallContext {
     pub last_event_id: Option<u64>,
     /// The call came in through the v0.3 protocol (webhooks it registers get v0.3 payloads).
     pub(crate) v03: bool,
+    /// The protocol version the call asked for (`A2A-Version`; none means 0.3).
+    pub(crate) version: Version,
+}
+
+/// The A2A protocol version of a request, as its `A2A-Version` says (spec §3.6.2: absent or
+/// empty means 0.3). Decided once per request by the bindings' `negotiate`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Version {
+    /// 0.3, asked for explicitly or by sending no version.
+    #[default]
+    V03,
+    /// 1.x.
+    V1,
 }
 
 impl CallContext {
@@ -51,6 +64,7 @@ impl CallContext {
             service_params,
             last_event_id: None,
             v03: false,
+            version: Version::V03,
         }
     }
 
@@ -106,6 +120,10 @@ pub struct RequestHandler {
     pub(crate) serialized: Arc<SerializedTasks>,
     /// Refuse parts whose `mediaType` the card's input modes do not cover.
     pub(crate) check_input_modes: bool,
+    /// Accept a client's own `contextId` for a new conversation.
+    pub(crate) client_context_ids: bool,
+    /// Refuse a message without `messageId` (else the server names it).
+    pub(crate) message_id_required: bool,
     /// Set once start-up recovery has claimed the tasks a previous process left running.
     pub(crate) recovered: tokio::sync::OnceCell<usize>,
 }

@@ -72,6 +72,8 @@ pub(crate) struct HttpConfig {
 pub(crate) struct AppState {
     pub(crate) handler: Arc<RequestHandler>,
     pub(crate) auth: Option<Arc<dyn DynAuthenticator>>,
+    /// Requests without credentials are served anonymously ([`ServerBuilder::anonymous_access`]).
+    pub(crate) anonymous: bool,
     pub(crate) maintenance: Maintenance,
     pub(crate) config: HttpConfig,
     pub(crate) card: card::CardCache,

@@ -349,6 +349,7 @@ async fn stream_slow_task(addr: SocketAddr, http2: bool, message_id: &str) -> St
         .build()
         .unwrap()
         .post(format!("http://{addr}/"))
+        .header("A2A-Version", "1.0")
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
             "message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "slow"}]}
         }}))

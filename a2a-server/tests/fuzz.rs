@@ -81,6 +81,7 @@ fn fixture() -> &'static Fixture {
                     .oneshot(
                         Request::post("/")
                             .header(header::CONTENT_TYPE, "application/json")
+                            .header("a2a-version", "1.0")
                             .body(Body::from(body.to_string()))
                             .unwrap(),
                     )

@@ -95,7 +95,13 @@ async fn metrics_count_exactly_the_traffic_they_saw() {
     let scrape_url = format!("http://{}/metrics", scrape_listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(scrape_listener, metrics.router()).await });
     let http = reqwest::Client::new();
-    let post = |body: Value, token: &str| http.post(&base).bearer_auth(token).json(&body).send();
+    let post = |body: Value, token: &str| {
+        http.post(&base)
+            .header("A2A-Version", "1.0")
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+    };
 
     // Three sends (one with a webhook that takes everything, one with a webhook that refuses
     // everything), a GetTask of an unknown task and one over HTTP+JSON of a known task, one
@@ -134,6 +140,7 @@ async fn metrics_count_exactly_the_traffic_they_saw() {
     assert!(body.iter().all(Result::is_ok));
     let missing = http
         .post(&base)
+        .header("A2A-Version", "1.0")
         .json(&send("SendMessage", "x", None))
         .send();
     assert_eq!(missing.await.unwrap().status(), StatusCode::UNAUTHORIZED);
@@ -255,6 +262,7 @@ async fn serves_then_stops(mut server: Process, exit: Duration) -> String {
         let started = Instant::now();
         let answer: Value = http
             .post(&url)
+            .header("A2A-Version", "1.0")
             .json(&send("SendMessage", "hi", None))
             .timeout(Duration::from_secs(1))
             .send()
@@ -348,6 +356,7 @@ async fn the_binary_serves_its_metrics_on_their_own_listener() {
     let http = reqwest::Client::new();
     let answer = http
         .post(&urls["a2a"])
+        .header("A2A-Version", "1.0")
         .json(&send("SendMessage", "hi", None))
         .send()
         .await

@@ -53,10 +53,15 @@ async fn start(builder: a2a_server::ServerBuilder) -> String {
     url
 }
 
+/// A JSON-RPC call: a v1.0 method with `A2A-Version: 1.0`, a v0.3 one (`tasks/get`) without a
+/// version, as a v0.3 client sends it.
 async fn rpc(url: &str, token: Option<&str>, method: &str, params: Value) -> Value {
     let mut req = reqwest::Client::new()
         .post(format!("{url}/"))
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+    if !method.contains('/') {
+        req = req.header("A2A-Version", "1.0");
+    }
     if let Some(t) = token {
         req = req.bearer_auth(t);
     }

@@ -1,4 +1,5 @@
-//! Shared parts of the examples: the example agents, and a helper that serves an agent.
+//! Shared parts of the examples: the example agents, the ITK agent of the A2A interoperability
+//! test kit, and a helper that serves an agent.
 
 pub mod agents {
     //! The example agents.
@@ -9,6 +10,7 @@ pub mod agents {
 }
 
 pub mod embedded;
+pub mod itk;
 
 use a2a_core::AgentCard;
 use a2a_server::{Agent, Server};

@@ -290,12 +290,26 @@ impl TestServer {
 
     /// Builds the HTTP request of `op` in `binding`: JSON-RPC puts everything in `params`;
     /// REST moves `tenant` to the path prefix, ids to the path, GET parameters to the query.
+    /// Sends `A2A-Version: 1.0` unless `headers` name a version.
     pub fn request(
         &self,
         binding: Binding,
         op: Op,
         params: &Value,
         headers: &[(&str, &str)],
+    ) -> (reqwest::RequestBuilder, Option<Value>) {
+        self.request_ext(binding, op, params, headers, &[])
+    }
+
+    /// Like [`Self::request`], with extra URL query parameters (a version there stands for the
+    /// header).
+    pub fn request_ext(
+        &self,
+        binding: Binding,
+        op: Op,
+        params: &Value,
+        headers: &[(&str, &str)],
+        query: &[(&str, &str)],
     ) -> (reqwest::RequestBuilder, Option<Value>) {
         let (mut rb, rpc_id) = match binding {
             Binding::JsonRpc => {
@@ -307,8 +321,19 @@ impl TestServer {
             Binding::Rest => (self.rest_request(op, params), None),
             Binding::Grpc => panic!("gRPC calls have no HTTP request: use call or open_stream"),
         };
+        let versioned = query
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("a2a-version"));
+        let headers = if versioned {
+            headers.to_vec()
+        } else {
+            with_version(headers)
+        };
         for (k, v) in headers {
-            rb = rb.header(*k, *v);
+            rb = rb.header(k, v);
+        }
+        if !query.is_empty() {
+            rb = rb.query(query);
         }
         (rb, rpc_id)
     }
@@ -468,12 +493,7 @@ impl TestServer {
             assert_v1_shape(&value);
             return Ok(value);
         }
-        let (rb, rpc_id) = self.request(binding, op, &params, headers);
-        let rb = if query.is_empty() {
-            rb
-        } else {
-            rb.query(query)
-        };
+        let (rb, rpc_id) = self.request_ext(binding, op, &params, headers, query);
         let mut reply = send_json(rb, &format!("{binding:?} {op:?}")).await;
         reply.binding = binding;
         reply.rpc_id = rpc_id;
@@ -527,12 +547,7 @@ impl TestServer {
             let (stream, headers) = grpc::open(&self.grpc, op, &params, headers).await?;
             return Ok(SseStream::grpc(stream, headers));
         }
-        let (rb, rpc_id) = self.request(binding, op, &params, headers);
-        let rb = if query.is_empty() {
-            rb
-        } else {
-            rb.query(query)
-        };
+        let (rb, rpc_id) = self.request_ext(binding, op, &params, headers, query);
         let response = within(
             &format!("{binding:?} {op:?} answers"),
             rb.header("accept", "text/event-stream").send(),
@@ -638,6 +653,19 @@ impl TestServer {
         assert_eq!(reply.body["id"], id, "the response echoes the id");
         reply.body
     }
+}
+
+/// `headers` with `A2A-Version: 1.0` unless they name a version: every v1.0 client sends it,
+/// and a JSON-RPC request without it is a v0.3 request (spec §3.6.2).
+pub fn with_version<'a>(headers: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut all = headers.to_vec();
+    if !headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("a2a-version"))
+    {
+        all.push(("A2A-Version", "1.0"));
+    }
+    all
 }
 
 /// Sends a request and reads the answer as JSON.

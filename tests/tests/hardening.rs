@@ -106,7 +106,10 @@ async fn a_version_header_that_is_not_ascii_is_not_supported() {
                 &json!({"message": user_message("hi")}),
                 &[],
             );
-            let rb = rb.header("A2A-Version", HeaderValue::from_bytes(raw).unwrap());
+            // Replaces the harness's `A2A-Version: 1.0` (`headers` replaces, `header` adds).
+            let mut version = reqwest::header::HeaderMap::new();
+            version.insert("a2a-version", HeaderValue::from_bytes(raw).unwrap());
+            let rb = rb.headers(version);
             let mut reply = send_json(rb, "send with a non-ASCII version").await;
             reply.binding = binding;
             reply.rpc_id = rpc_id;

@@ -5,7 +5,7 @@ use a2a_e2e::agents::Kitchen;
 use a2a_e2e::{Binding, Kind, Op, TestServer, send_params, str_at};
 use serde_json::{Value, json};
 
-const JSON: [(&str, &str); 1] = [("content-type", "application/json")];
+const JSON: [(&str, &str); 2] = [("content-type", "application/json"), ("A2A-Version", "1.0")];
 
 /// Checks a raw JSON-RPC error answer: HTTP 200, `application/json`, `jsonrpc`, `id`, code and
 /// an ErrorInfo with the reason.

@@ -98,7 +98,7 @@ async fn a_body_sent_in_many_chunks_is_read_whole() {
         .post_raw(
             "/",
             chunked(envelope.to_string()),
-            &[("content-type", "application/json")],
+            &[("content-type", "application/json"), ("A2A-Version", "1.0")],
         )
         .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);

@@ -374,3 +374,33 @@ async fn a_follow_up_refused_while_the_task_works_is_accepted_when_retried_at_in
         gate.step(Step::Complete);
     }
 }
+
+/// A server that does not require `messageId` names a message that has none (and still
+/// refuses a message without parts or role); by default it is InvalidParams.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tolerant_server_names_a_message_sent_without_an_id() {
+    let tolerant = TestServer::start_with(Kitchen, |b| b.message_id_required(false)).await;
+    let strict = TestServer::start(Kitchen).await;
+    let unnamed = json!({"message": {"role": "ROLE_USER", "parts": [{"text": "hello"}]}});
+    for b in ALL {
+        let reply = tolerant.ok(b, Op::SendMessage, unnamed.clone()).await;
+        let task = &reply["task"];
+        assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task:#}");
+        assert!(
+            !str_at(&task["history"][0], "messageId").is_empty(),
+            "{task:#}"
+        );
+        tolerant
+            .err(
+                b,
+                Op::SendMessage,
+                json!({"message": {"role": "ROLE_USER", "parts": []}}),
+            )
+            .await
+            .assert_kind(Kind::InvalidParams);
+        strict
+            .err(b, Op::SendMessage, unnamed.clone())
+            .await
+            .assert_kind(Kind::InvalidParams);
+    }
+}

@@ -250,7 +250,7 @@ async fn unknown_json_fields_in_requests_are_ignored() {
         .post_raw(
             "/",
             body.to_string(),
-            &[("content-type", "application/json")],
+            &[("content-type", "application/json"), ("A2A-Version", "1.0")],
         )
         .await;
     assert_eq!(

@@ -115,6 +115,7 @@ async fn sse_ids_increase_and_json_rpc_events_echo_a_string_request_id() {
         .http
         .post(srv.url("/"))
         .header("content-type", "application/json")
+        .header("A2A-Version", "1.0")
         .json(&body)
         .send()
         .await

@@ -274,3 +274,49 @@ async fn without_declared_extensions_no_extension_header_is_sent() {
         assert!(task["artifacts"][0].get("metadata").is_none());
     }
 }
+
+/// Spec §3.6.2: a request without `A2A-Version` is a 0.3 request. Over JSON-RPC its method
+/// names are then v0.3's: a 1.0 name is not found (with a hint to send the header), while a
+/// v0.3 client, which sends no version, is served. Each version has only its own names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_rpc_request_without_a_version_is_a_v03_request() {
+    let srv = TestServer::start(Kitchen).await;
+    let v1_params = send_params("hello");
+    let v03_params = json!({"message": {"kind": "message", "messageId": "m-v03", "role": "user",
+                                        "parts": [{"kind": "text", "text": "hi"}]}});
+    for (method, params, headers) in [
+        ("SendMessage", &v1_params, &[][..]),
+        ("SendMessage", &v1_params, &[("A2A-Version", "0.3")][..]),
+        ("SendMessage", &v1_params, &[("A2A-Version", "")][..]),
+        ("message/send", &v03_params, &[("A2A-Version", "1.0")][..]),
+    ] {
+        let response = srv.rpc(method, params.clone(), headers).await;
+        assert_eq!(
+            response["error"]["code"], -32601,
+            "{method} {headers:?}: {response:#}"
+        );
+        assert!(
+            str_at(&response["error"], "message").contains("A2A"),
+            "the message says which version the name belongs to: {response:#}"
+        );
+    }
+    let v03 = srv.rpc("message/send", v03_params, &[]).await;
+    assert_eq!(v03["result"]["kind"], "task", "{v03:#}");
+    let v1 = srv
+        .rpc("SendMessage", v1_params, &[("A2A-Version", "1.0")])
+        .await;
+    assert_eq!(
+        v1["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{v1:#}"
+    );
+    // HTTP+JSON has no v0.3 routes here: a request without a version is served by its path.
+    let reply = srv
+        .http
+        .post(srv.url("/message:send"))
+        .header("content-type", "application/a2a+json")
+        .json(&send_params("no version"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+}

@@ -65,6 +65,8 @@ pub struct HandlerBuilder {
     claims: Claims,
     push: Option<crate::push::PushSettings>,
     check_input_modes: bool,
+    client_context_ids: bool,
+    message_id_required: bool,
     bus: Option<Arc<dyn EventBus>>,
     leases: Option<Arc<dyn Leases>>,
     lease_ttl: Duration,
@@ -99,6 +101,8 @@ impl RequestHandler {
             claims: Claims::TaskStore,
             push: None,
             check_input_modes: true,
+            client_context_ids: true,
+            message_id_required: true,
             bus: None,
             leases: None,
             lease_ttl: DEFAULT_LEASE_TTL,
@@ -182,6 +186,24 @@ impl HandlerBuilder {
     /// anything and let the agent decide.
     pub fn check_input_modes(mut self, on: bool) -> Self {
         self.check_input_modes = on;
+        self
+    }
+
+    /// Whether a message may start a task in a context of the client's choosing (default on, as
+    /// the spec allows). Off, a new task's `contextId` must name a context this server issued
+    /// to the caller (one of its tasks' contexts), else the message is refused with
+    /// InvalidParams: the caller learns that its context was not taken, rather than its
+    /// conversation being quietly moved to a new one.
+    pub fn client_context_ids(mut self, on: bool) -> Self {
+        self.client_context_ids = on;
+        self
+    }
+
+    /// Whether a message must carry its `messageId`, as the spec requires (default on: one
+    /// without is refused with InvalidParams). Off, the server gives it a fresh id, for
+    /// clients that leave it out; such a message is never recognized as a retry.
+    pub fn message_id_required(mut self, on: bool) -> Self {
+        self.message_id_required = on;
         self
     }
 
@@ -303,6 +325,8 @@ impl HandlerBuilder {
             extended_card: self.extended_card,
             serialized: Arc::new(SerializedTasks::new(SERIALIZED_CACHE_BYTES)),
             check_input_modes: self.check_input_modes,
+            client_context_ids: self.client_context_ids,
+            message_id_required: self.message_id_required,
             recovered: tokio::sync::OnceCell::new(),
         })
     }

@@ -31,7 +31,12 @@ impl RequestHandler {
         let started = match incoming.message.task_id.clone() {
             // Rare, and its future is large: boxed, so that every new task's is small.
             Some(task_id) => Box::pin(self.continue_task(cx, task_id, incoming)).await?,
-            None => self.rt.start(incoming).await?,
+            None => {
+                if let Some(context) = &incoming.message.context_id {
+                    self.check_context(cx, context).await?;
+                }
+                self.rt.start(incoming).await?
+            }
         };
         if let (Started::Retry(retry), Some(config)) = (&started, retried_push) {
             // A first send answered with a message (no task) has no events to deliver, then
@@ -44,6 +49,42 @@ impl RequestHandler {
             }
         }
         Ok(started)
+    }
+
+    /// Unless a `messageId` is required, gives a message without one a fresh id (it is then
+    /// never taken for the retry of another).
+    fn name_message(&self, req: &mut SendMessageRequest) {
+        if !self.message_id_required && req.message.message_id.is_empty() {
+            req.message.message_id = a2a_core::MessageId::random();
+        }
+    }
+
+    /// Unless clients may choose their contexts, `context` must be the context of one of the
+    /// caller's tasks.
+    async fn check_context(
+        &self,
+        cx: &CallContext,
+        context: &a2a_core::ContextId,
+    ) -> Result<(), Error> {
+        if self.client_context_ids {
+            return Ok(());
+        }
+        let query = crate::store::ListQuery {
+            scope: cx.scope.clone(),
+            context_id: Some(context.clone()),
+            page_size: 1,
+            ..Default::default()
+        };
+        if self.rt.store.list(&query).await?.tasks.is_empty() {
+            return Err(Error::invalid_params(
+                "message.contextId",
+                format!(
+                    "{context} is not a context of this agent: omit contextId to start a new \
+                     conversation, or use one this agent returned"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// [`RequestHandler::start`] for a message that continues the task it names: the task
@@ -88,8 +129,9 @@ impl RequestHandler {
     pub async fn send_message(
         &self,
         cx: &CallContext,
-        req: SendMessageRequest,
+        mut req: SendMessageRequest,
     ) -> Result<SendReply, Error> {
+        self.name_message(&mut req);
         req.validate()?;
         let history_length = req.history_length();
         let immediately = req.return_immediately();
@@ -140,8 +182,9 @@ impl RequestHandler {
     pub async fn send_streaming_message(
         &self,
         cx: &CallContext,
-        req: SendMessageRequest,
+        mut req: SendMessageRequest,
     ) -> Result<EventStream, Error> {
+        self.name_message(&mut req);
         req.validate()?;
         self.check_streaming()?;
         match self.start(cx, req).await? {

@@ -1,8 +1,11 @@
 //! Authentication as a tower layer around the bindings (the agent card stays public): it asks
 //! the authenticator about each request, records the caller in the request's extensions (a
 //! [`Principal`] and its [`Granted`] scopes), and answers a refusal in the error form of the
-//! request's binding ([`Binding::of`], the same decision the dispatch makes); a server without
-//! an authenticator has no such layer. The dispatch gives every other 401 and 403 of the
+//! request's binding ([`Binding::of`], the same decision the dispatch makes): 401 for missing
+//! or wrong credentials, 403 for a caller the authenticator knows but does not authorize. With
+//! anonymous access, a request without credentials goes on without a principal (the handler
+//! then refuses what needs one, the extended card). A server without an authenticator has no
+//! such layer. The dispatch gives every other 401 and 403 of the
 //! JSON-RPC and HTTP+JSON bindings its `WWW-Authenticate` challenge ([`challenge_of`]).
 //! Authorization by scope ([`authorize`]) runs later, where the operation is known.
 
@@ -23,6 +26,8 @@ use std::task::{Context, Poll};
 #[derive(Clone, Debug)]
 pub(crate) struct AuthLayer {
     auth: Arc<dyn DynAuthenticator>,
+    /// Requests without credentials are served, anonymously.
+    anonymous: bool,
     metrics: Option<Arc<MetricsInner>>,
     door: Door,
 }
@@ -33,6 +38,7 @@ impl AuthLayer {
     pub(crate) fn new(state: &AppState, door: Door) -> Option<Self> {
         Some(Self {
             auth: state.auth.clone()?,
+            anonymous: state.anonymous,
             metrics: state.metrics.clone(),
             door,
         })
@@ -75,12 +81,17 @@ where
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let binding = Binding::of(&request, self.layer.door);
-        let AuthLayer { auth, metrics, .. } = self.layer.clone();
+        let AuthLayer {
+            auth,
+            anonymous,
+            metrics,
+            ..
+        } = self.layer.clone();
         Box::pin(async move {
             let request = match binding {
                 // Nothing is served there (a 415): nothing to authenticate.
                 Binding::Unsupported(_) => request,
-                _ => match admit(auth.as_ref(), request).await {
+                _ => match admit(auth.as_ref(), anonymous, request).await {
                     Ok(request) => request,
                     Err(refusal) => {
                         if let Some(metrics) = &metrics {
@@ -104,10 +115,12 @@ pub(crate) enum Refusal {
     Invalid,
     /// The credentials are not valid for this reason, which the caller is told.
     Rejected(String),
+    /// The credentials are valid, and their holder may not use this agent.
+    Forbidden,
 }
 
 impl Refusal {
-    /// The Unauthenticated error answered.
+    /// The error answered: Unauthenticated, or PermissionDenied for a known caller.
     fn error(&self) -> a2a_core::Error {
         let message = match self {
             Self::Missing => {
@@ -115,18 +128,34 @@ impl Refusal {
             }
             Self::Invalid => "The credentials are not valid".to_owned(),
             Self::Rejected(why) => format!("The credentials are not valid: {why}"),
+            Self::Forbidden => {
+                return a2a_core::Error::new(
+                    a2a_core::ErrorKind::PermissionDenied,
+                    "The credentials are valid but do not give access to this agent",
+                );
+            }
         };
         a2a_core::Error::new(a2a_core::ErrorKind::Unauthenticated, message)
     }
 }
 
-/// `request` with its caller recorded in its extensions, or why it is refused.
-async fn admit(auth: &dyn DynAuthenticator, request: Request) -> Result<Request, Refusal> {
+/// `request` with its caller recorded in its extensions (none for an anonymous request, when
+/// `anonymous` lets it in), or why it is refused.
+async fn admit(
+    auth: &dyn DynAuthenticator,
+    anonymous: bool,
+    request: Request,
+) -> Result<Request, Refusal> {
     let (mut parts, body) = request.into_parts();
     let (principal, granted) = match auth.authenticate(&parts).await {
         AuthDecision::Allow(principal) => (principal, Granted::default()),
         AuthDecision::Granted(principal, scopes) => (principal, Granted(scopes)),
+        AuthDecision::Missing if anonymous => return Ok(Request::from_parts(parts, body)),
         AuthDecision::Missing => return Err(Refusal::Missing),
+        AuthDecision::Forbidden(principal) => {
+            tracing::debug!(principal = %principal.0, "refused: not authorized");
+            return Err(Refusal::Forbidden);
+        }
         AuthDecision::Invalid => return Err(Refusal::Invalid),
         AuthDecision::Rejected(why) => return Err(Refusal::Rejected(why)),
     };
@@ -135,11 +164,11 @@ async fn admit(auth: &dyn DynAuthenticator, request: Request) -> Result<Request,
     Ok(Request::from_parts(parts, body))
 }
 
-/// The 401 answering a refused request, in its binding's error form. Over HTTP it carries
-/// its challenge: RFC 6750 §3's `invalid_token` with the reason when the authenticator gave
-/// one, else the scheme (see [`challenge`]).
+/// The 401 (403 for [`Refusal::Forbidden`]) answering a refused request, in its binding's
+/// error form. Over HTTP it carries its challenge: RFC 6750 §3's `invalid_token` with the
+/// reason when the authenticator gave one, else the scheme (see [`challenge`]).
 fn refuse(binding: Binding, auth: &dyn DynAuthenticator, refusal: &Refusal) -> Response {
-    let mut response = binding.unauthenticated(refusal.error());
+    let mut response = binding.refused(refusal.error());
     if binding == Binding::Grpc {
         return response;
     }

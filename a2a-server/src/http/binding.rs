@@ -69,16 +69,19 @@ impl Binding {
         }
     }
 
-    /// The binding's answer to a request refused authentication with `error` (an
-    /// Unauthenticated error), from the binding's one error renderer.
-    pub(crate) fn unauthenticated(self, error: a2a_core::Error) -> Response {
+    /// The binding's answer to a request refused by authentication with `error` (an
+    /// Unauthenticated or PermissionDenied error: HTTP 401 or 403), from the binding's one
+    /// error renderer.
+    pub(crate) fn refused(self, error: a2a_core::Error) -> Response {
         match self {
             Self::Grpc => grpc::status_response(&error),
-            Self::JsonRpc => jsonrpc::error_response(
-                a2a_core::jsonrpc::Id::Null,
-                error,
-                Framing::Status(StatusCode::UNAUTHORIZED),
-            ),
+            Self::JsonRpc => {
+                let status = error
+                    .kind()
+                    .and_then(|k| StatusCode::from_u16(k.http_status()).ok())
+                    .unwrap_or(StatusCode::UNAUTHORIZED);
+                jsonrpc::error_response(a2a_core::jsonrpc::Id::Null, error, Framing::Status(status))
+            }
             Self::HttpJson => rest::error_response(&error, None),
             Self::Unsupported(why) => grpc::unsupported(why),
         }

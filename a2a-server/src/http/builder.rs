@@ -21,6 +21,7 @@ pub struct ServerBuilder {
     /// What the handler needs: the agent, its card, the store, push, the replicas' seams.
     handler: HandlerBuilder,
     auth: Option<Arc<dyn DynAuthenticator>>,
+    anonymous: bool,
     public_url: String,
     body_limit: usize,
     keep_alive: Duration,
@@ -55,6 +56,7 @@ impl ServerBuilder {
         Self {
             handler,
             auth: None,
+            anonymous: false,
             public_url: "http://127.0.0.1:8080".to_owned(),
             body_limit: DEFAULT_BODY_LIMIT,
             keep_alive: DEFAULT_KEEP_ALIVE,
@@ -110,6 +112,16 @@ impl ServerBuilder {
     /// them.
     pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
         self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Also serves requests that present no credentials (default: off, they get 401), as an
+    /// anonymous caller: its tasks are visible only to anonymous requests, and
+    /// `GetExtendedAgentCard` still needs an authenticated caller. Credentials that are
+    /// presented must be valid. The card then declares the authenticator's schemes (for the
+    /// extended card) but no security requirement.
+    pub fn anonymous_access(mut self, on: bool) -> Self {
+        self.anonymous = on;
         self
     }
 
@@ -191,6 +203,21 @@ impl ServerBuilder {
     /// anything and let the agent decide.
     pub fn check_input_modes(mut self, on: bool) -> Self {
         self.handler = self.handler.check_input_modes(on);
+        self
+    }
+
+    /// Whether a message may start a task in a context of the client's choosing (default on).
+    /// Off, a new task's `contextId` must be one this server issued to the caller, else the
+    /// message is refused with InvalidParams ([`HandlerBuilder::client_context_ids`]).
+    pub fn client_context_ids(mut self, on: bool) -> Self {
+        self.handler = self.handler.client_context_ids(on);
+        self
+    }
+
+    /// Whether a message must carry its `messageId` (default on); off, the server names one
+    /// that has none ([`HandlerBuilder::message_id_required`]).
+    pub fn message_id_required(mut self, on: bool) -> Self {
+        self.handler = self.handler.message_id_required(on);
         self
     }
 
@@ -432,7 +459,7 @@ impl ServerBuilder {
             for (name, scheme) in auth.schemes() {
                 card.security_schemes.insert(name, scheme);
             }
-            let requirement = crate::auth::requirement(auth.as_ref());
+            let requirement = crate::auth::requirement(auth.as_ref()).filter(|_| !self.anonymous);
             if let Some(requirement) = requirement
                 && !card.security_requirements.contains(&requirement)
             {
@@ -456,6 +483,7 @@ impl ServerBuilder {
         Ok(Server {
             state: Arc::new(AppState {
                 auth: self.auth,
+                anonymous: self.anonymous,
                 card: card::CardCache::new(&handler.card, &signing),
                 jwks: signing.jwks(),
                 handler,

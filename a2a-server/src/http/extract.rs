@@ -2,7 +2,7 @@
 //! parameters (`A2A-Version`, `A2A-Extensions`).
 
 use crate::agent::ServiceParams;
-use crate::handler::CallContext;
+use crate::handler::{CallContext, Version};
 use a2a_core::{Error, ErrorKind};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
@@ -57,9 +57,7 @@ fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v)
 }
 
-/// Reads the service parameters and checks the requested version: `1.x` and `0.3` (or none)
-/// are served, each request by its shape (method name or path); anything else is
-/// VersionNotSupported.
+/// Reads the service parameters and the requested version ([`negotiate`]).
 pub(crate) fn call_context(headers: &HeaderMap, query: Option<&str>) -> Result<CallContext, Error> {
     // One pass over the headers: a request has a handful, and comparing their names costs less
     // than hashing the four looked for.
@@ -91,33 +89,43 @@ pub(crate) fn call_context(headers: &HeaderMap, query: Option<&str>) -> Result<C
         .map(str::trim)
         .filter(|v| !v.is_empty())
         .map(str::to_owned);
-    if let Some(v) = version.as_deref() {
-        let mut parts = v.split('.');
-        let supported = match (parts.next(), parts.next()) {
-            (Some("1"), Some(minor)) => {
-                !minor.is_empty() && minor.chars().all(|c| c.is_ascii_digit())
-            }
-            (Some("1"), None) => true,
-            (Some("0"), Some("3")) => true,
-            _ => false,
-        };
-        if !supported {
-            return Err(Error::new(
-                ErrorKind::VersionNotSupported,
-                format!("A2A-Version {v} is not supported; this server speaks 1.0 and 0.3"),
-            )
-            .with_metadata("requestedVersion", v));
-        }
-    }
+    let negotiated = negotiate(version.as_deref())?;
     // `Last-Event-ID` resumes a stream (our resumable-streams extension); a value that is not a
     // sequence number this server issued is ignored, as SSE servers do.
     let last_event_id = last_event_id
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    Ok(
-        CallContext::new(Default::default(), ServiceParams::new(version, extensions))
-            .with_last_event_id(last_event_id),
-    )
+    let mut cx = CallContext::new(Default::default(), ServiceParams::new(version, extensions))
+        .with_last_event_id(last_event_id);
+    cx.version = negotiated;
+    Ok(cx)
+}
+
+/// The one decision of a request's protocol version, from its `A2A-Version` (header, or query
+/// parameter): none means 0.3 (spec §3.6.2), `0.3` and any `1.x` are served, anything else is
+/// VersionNotSupported. The JSON-RPC binding serves each version's own method names; HTTP+JSON
+/// and gRPC have only the 1.0 shapes (v0.3 had no such routes here), so they serve a request
+/// without a version by its path or service as 1.0.
+pub(crate) fn negotiate(requested: Option<&str>) -> Result<Version, Error> {
+    let Some(v) = requested else {
+        return Ok(Version::V03);
+    };
+    // `Major.Minor`; a patch number, which clients must not send, is ignored.
+    let mut parts = v.split('.');
+    match (parts.next(), parts.next()) {
+        (Some("1"), None) => Ok(Version::V1),
+        (Some("1"), Some(minor))
+            if !minor.is_empty() && minor.chars().all(|c| c.is_ascii_digit()) =>
+        {
+            Ok(Version::V1)
+        }
+        (Some("0"), Some("3")) => Ok(Version::V03),
+        _ => Err(Error::new(
+            ErrorKind::VersionNotSupported,
+            format!("A2A-Version {v} is not supported; this server speaks 1.0 and 0.3"),
+        )
+        .with_metadata("requestedVersion", v)),
+    }
 }
 
 /// The `A2A-Extensions` response header listing the activated extensions, if any.
@@ -133,5 +141,32 @@ pub(crate) fn extensions_header(active: &[String]) -> Option<HeaderValue> {
 pub(crate) fn scope_to_tenant(request: &impl a2a_core::HasTenant, cx: &mut CallContext) {
     if let Some(tenant) = request.tenant().filter(|t| !t.is_empty()) {
         cx.scope.tenant = Some(tenant.to_owned());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::negotiate;
+    use crate::handler::Version;
+
+    #[test]
+    fn the_version_of_a_request_is_its_header_and_none_means_0_3() {
+        for (asked, version) in [
+            (None, Version::V03),
+            (Some("0.3"), Version::V03),
+            (Some("1"), Version::V1),
+            (Some("1.0"), Version::V1),
+            (Some("1.7"), Version::V1),
+            (Some("1.0.2"), Version::V1),
+        ] {
+            assert_eq!(negotiate(asked).ok(), Some(version), "{asked:?}");
+        }
+        for asked in ["2.0", "0.2", "1.x", "1.", "99.0", "one"] {
+            let error = negotiate(Some(asked)).expect_err(asked);
+            assert!(
+                error.is(a2a_core::ErrorKind::VersionNotSupported),
+                "{asked}"
+            );
+        }
     }
 }

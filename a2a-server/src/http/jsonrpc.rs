@@ -1,12 +1,13 @@
 //! The JSON-RPC 2.0 binding: one `POST` endpoint. Envelope errors are answered with HTTP 200
-//! (-32700 with a `null` id, -32600, -32601); A2A errors carry an ErrorInfo in `data`. v1.0
-//! method names are served directly; v0.3 names (`message/send`, …) through a2a-core's
-//! translation, so v0.3 clients work unchanged.
+//! (-32700 with a `null` id, -32600, -32601); A2A errors carry an ErrorInfo in `data`. The
+//! request's `A2A-Version` decides its method names (none means 0.3, spec §3.6.2): v1.0 names
+//! are served directly, v0.3 names (`message/send`, …) through a2a-core's translation, so v0.3
+//! clients, which send no version, work unchanged.
 
 use super::dispatch::{self, Answer, Handle, Reply, Visit};
 use super::extract::{call_context, extensions_header, read_body, scope_to_tenant};
 use super::{AppState, sse};
-use crate::handler::{CallContext, RequestHandler, StreamEvent};
+use crate::handler::{CallContext, RequestHandler, StreamEvent, Version};
 use crate::telemetry::{Failed, called};
 use a2a_core::jsonrpc::{Id, RawRequest, Response as RpcResponse};
 use a2a_core::v03;
@@ -134,29 +135,47 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
             Framing::Status(StatusCode::FORBIDDEN),
         ))
     };
-    let mut response = if let Some(method) = Method::from_name(&req.method) {
-        called(method);
-        match refused(method) {
-            Some(r) => r,
-            None => dispatch(state, cx, method, &req, false).await,
+    let mut response = match method_of(&req.method, cx.version) {
+        Ok((method, v03)) => {
+            called(method);
+            match refused(method) {
+                Some(r) => r,
+                None => dispatch(state, cx, method, &req, v03).await,
+            }
         }
-    } else if let Some(method) = Method::from_v03_name(&req.method) {
-        called(method);
-        match refused(method) {
-            Some(r) => r,
-            None => dispatch(state, cx, method, &req, true).await,
-        }
-    } else {
-        let error = Error::new(
-            ErrorKind::MethodNotFound,
-            format!("Method not found: {:?}", req.method),
-        );
-        error_response(id, error, Framing::Call)
+        Err(e) => error_response(id, e, Framing::Call),
     };
     if let Some(v) = extensions_header(&active) {
         response.headers_mut().insert("a2a-extensions", v);
     }
     response
+}
+
+/// The operation a JSON-RPC method names in the requested protocol version (whether it is
+/// the v0.3 one), or MethodNotFound: each version has its own names, and a request without
+/// `A2A-Version` is a 0.3 request (spec §3.6.2), so a v0.3 client that sends none keeps
+/// working and a 1.0 method name without the header is not one.
+fn method_of(name: &str, version: Version) -> Result<(Method, bool), Error> {
+    let found = match version {
+        Version::V1 => Method::from_name(name).map(|m| (m, false)),
+        Version::V03 => Method::from_v03_name(name).map(|m| (m, true)),
+    };
+    found.ok_or_else(|| {
+        let hint = match version {
+            Version::V03 if Method::from_name(name).is_some() => {
+                " (an A2A 1.0 method: send the header A2A-Version: 1.0; a request without it is \
+                 read as A2A 0.3)"
+            }
+            Version::V1 if Method::from_v03_name(name).is_some() => {
+                " (an A2A 0.3 method, and this request asked for A2A-Version 1.x)"
+            }
+            _ => "",
+        };
+        Error::new(
+            ErrorKind::MethodNotFound,
+            format!("Method not found: {name:?}{hint}"),
+        )
+    })
 }
 
 /// A v1.0 call of the operation `O`: decode the params, scope the call to their tenant, call
