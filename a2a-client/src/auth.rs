@@ -272,8 +272,7 @@ impl ClientCredentials {
             .send()
             .await?;
         let status = response.status();
-        let body =
-            crate::limits::read_body(response, crate::Limit::Token, self.max_bytes).await?;
+        let body = crate::limits::read_body(response, crate::Limit::Token, self.max_bytes).await?;
         let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         if !status.is_success() {
             let error = body["error"].as_str().unwrap_or("no error code");

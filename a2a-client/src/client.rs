@@ -1,7 +1,6 @@
 //! [`Client`]: every operation, typed, with retries and resumable streams; and
 //! [`ClientBuilder`], which picks a binding from the agent's card.
 
-use crate::{Error, Limits};
 use crate::auth::Interceptor;
 use crate::card::CardResolver;
 use crate::error::Context;
@@ -9,6 +8,7 @@ use crate::limits::within;
 use crate::transport::{
     CallOptions, GrpcTransport, ItemStream, JsonRpcTransport, RestTransport, Transport,
 };
+use crate::{Error, Limits};
 use a2a_core::operation::{self, Operation};
 use a2a_core::{
     AgentCard, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC, CancelTaskRequest,
@@ -151,7 +151,7 @@ impl ClientBuilder {
         self
     }
 
-    /// The largest JWK set read by [`fetch_jwks`](Self::fetch_jwks), in bytes (default
+    /// The largest JWK set read by `fetch_jwks` (feature `trust`), in bytes (default
     /// [`DEFAULT_MAX_JWKS_BYTES`](crate::DEFAULT_MAX_JWKS_BYTES), 1 MiB).
     pub fn max_jwks_bytes(mut self, bytes: usize) -> Self {
         self.limits.jwks_bytes = bytes;

@@ -77,9 +77,12 @@ async fn a_card_declared_over_its_limit_is_refused_before_its_body_is_read() {
 #[tokio::test]
 async fn an_endless_card_is_refused_once_it_passes_the_limit() {
     let agent = HostileAgent::start(BINDING_JSONRPC, Attack::Endless, Target::Card).await;
-    let e = within("the card", builder().max_card_bytes(100_000).connect(&agent.url))
-        .await
-        .unwrap_err();
+    let e = within(
+        "the card",
+        builder().max_card_bytes(100_000).connect(&agent.url),
+    )
+    .await
+    .unwrap_err();
     assert_too_large(&e, Limit::Card);
     match e {
         Error::TooLarge { max, .. } => assert_eq!(max, 100_000),

@@ -222,7 +222,14 @@ async fn mcp_tool_calls_on_huge_or_trickled_answers_are_tool_errors_within_the_l
     ] {
         for binding in [BINDING_JSONRPC, BINDING_HTTP_JSON, BINDING_GRPC] {
             let agent = HostileAgent::start(binding, attack, Target::Calls).await;
-            let args = ["--timeout", "1", "--idle-timeout", "1", "--max-event-bytes", "1000000"];
+            let args = [
+                "--timeout",
+                "1",
+                "--idle-timeout",
+                "1",
+                "--max-event-bytes",
+                "1000000",
+            ];
             let client = mcp(&agent.url, &args).await.expect("initialized");
             let mut call = CallToolRequestParams::new("send_message");
             call.arguments = serde_json::json!({"text": "hi"}).as_object().cloned();

@@ -134,7 +134,9 @@ impl Transport for RestTransport {
     async fn unary(&self, request: &dyn Outgoing, options: &CallOptions) -> Result<Payload, Error> {
         let response = self.send(request, options, false).await?;
         let max = self.limits.response_bytes;
-        Ok(Payload::Json(read_body(response, Limit::Response, max).await?))
+        Ok(Payload::Json(
+            read_body(response, Limit::Response, max).await?,
+        ))
     }
 
     async fn stream(
