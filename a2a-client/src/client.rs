@@ -103,7 +103,7 @@ pub struct ClientBuilder {
     interceptors: Vec<Arc<dyn Interceptor>>,
     credentials: Option<Arc<crate::ClientCredentials>>,
     http: Option<reqwest::Client>,
-    limits: Limits,
+    pub(crate) limits: Limits,
     #[cfg(feature = "trust")]
     card_keys: Option<(
         a2a_core::signing::TrustedKeys,
@@ -129,55 +129,14 @@ impl Default for ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// Bounds the whole of each unary call (connect, headers and body, and its retries), the
-    /// opening of each stream (until its answer's headers), and each card fetch. None by
-    /// default; streams are bounded by [`idle_timeout`](Self::idle_timeout) instead.
+    /// Bounds the whole of each attempt of a unary call (connect, headers and body, not each
+    /// read: an answer that trickles fails at the timeout), the opening of each stream (until
+    /// its answer's headers), and each card fetch. An attempt that times out is retried as the
+    /// [`retry`](Self::retry) policy says, so a call takes at most its attempts times the
+    /// timeout, plus backoff. None by default; streams are bounded by
+    /// [`idle_timeout`](Self::idle_timeout) instead.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
-        self
-    }
-
-    /// Every read bound at once (see the setters below for each).
-    pub fn limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self
-    }
-
-    /// The largest agent card read, in bytes (default
-    /// [`DEFAULT_MAX_CARD_BYTES`](crate::DEFAULT_MAX_CARD_BYTES), 1 MiB); a larger one fails
-    /// with [`Error::TooLarge`].
-    pub fn max_card_bytes(mut self, bytes: usize) -> Self {
-        self.limits.card_bytes = bytes;
-        self
-    }
-
-    /// The largest JWK set read by `fetch_jwks` (feature `trust`), in bytes (default
-    /// [`DEFAULT_MAX_JWKS_BYTES`](crate::DEFAULT_MAX_JWKS_BYTES), 1 MiB).
-    pub fn max_jwks_bytes(mut self, bytes: usize) -> Self {
-        self.limits.jwks_bytes = bytes;
-        self
-    }
-
-    /// The largest answer to a unary call read (a JSON-RPC or HTTP+JSON body, a gRPC message,
-    /// an error body), in bytes (default
-    /// [`DEFAULT_MAX_RESPONSE_BYTES`](crate::DEFAULT_MAX_RESPONSE_BYTES), 32 MiB).
-    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
-        self.limits.response_bytes = bytes;
-        self
-    }
-
-    /// The largest event of a stream read (an SSE event, a gRPC message), in bytes (default
-    /// [`DEFAULT_MAX_EVENT_BYTES`](crate::DEFAULT_MAX_EVENT_BYTES), 16 MiB).
-    pub fn max_event_bytes(mut self, bytes: usize) -> Self {
-        self.limits.event_bytes = bytes;
-        self
-    }
-
-    /// How long a stream may go without an event (or an SSE keep-alive comment) before it
-    /// counts as broken and is resumed, or fails with [`Error::Timeout`] when it cannot be
-    /// (default [`DEFAULT_IDLE_TIMEOUT`](crate::DEFAULT_IDLE_TIMEOUT), 5 minutes).
-    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
-        self.limits.idle_timeout = timeout;
         self
     }
 
@@ -536,8 +495,8 @@ impl Client {
         req: &O::Request,
     ) -> Result<O::Response, Error> {
         let span = self.span(O::METHOD);
-        let call = self.call_once_or_retry::<O>(req);
-        let result = within(self.inner.timeout, O::METHOD, call)
+        let result = self
+            .call_once_or_retry::<O>(req)
             .instrument(span.clone())
             .await;
         crate::telemetry::ended(&span, result.as_ref().map(|_| ()));
@@ -554,7 +513,8 @@ impl Client {
         loop {
             attempt += 1;
             let options = self.options(O::METHOD, refresh).await?;
-            match self.inner.transport.call::<O>(&req, &options).await {
+            let call = self.inner.transport.call::<O>(&req, &options);
+            match within(self.inner.timeout, O::METHOD, call).await {
                 Ok(response) => return Ok(response),
                 // A refused token (expired early, revoked, keys rotated): one new token, once.
                 Err(e)

@@ -4,7 +4,7 @@
 //! whoever answers in its place, costs the client at most the limit in memory. A stream is read
 //! against an idle timeout between events instead of a deadline for the whole of it.
 
-use crate::Error;
+use crate::{ClientBuilder, Error};
 use bytes::Bytes;
 use std::time::Duration;
 
@@ -48,6 +48,53 @@ impl Default for Limits {
             event_bytes: DEFAULT_MAX_EVENT_BYTES,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
         }
+    }
+}
+
+/// The read bounds of the clients a builder builds.
+impl ClientBuilder {
+    /// Every read bound at once (see the setters below for each).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The largest agent card read, in bytes (default
+    /// [`DEFAULT_MAX_CARD_BYTES`](crate::DEFAULT_MAX_CARD_BYTES), 1 MiB); a larger one fails
+    /// with [`Error::TooLarge`].
+    pub fn max_card_bytes(mut self, bytes: usize) -> Self {
+        self.limits.card_bytes = bytes;
+        self
+    }
+
+    /// The largest JWK set read by `fetch_jwks` (feature `trust`), in bytes (default
+    /// [`DEFAULT_MAX_JWKS_BYTES`](crate::DEFAULT_MAX_JWKS_BYTES), 1 MiB).
+    pub fn max_jwks_bytes(mut self, bytes: usize) -> Self {
+        self.limits.jwks_bytes = bytes;
+        self
+    }
+
+    /// The largest answer to a unary call read (a JSON-RPC or HTTP+JSON body, a gRPC message,
+    /// an error body), in bytes (default
+    /// [`DEFAULT_MAX_RESPONSE_BYTES`](crate::DEFAULT_MAX_RESPONSE_BYTES), 32 MiB).
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.limits.response_bytes = bytes;
+        self
+    }
+
+    /// The largest event of a stream read (an SSE event, a gRPC message), in bytes (default
+    /// [`DEFAULT_MAX_EVENT_BYTES`](crate::DEFAULT_MAX_EVENT_BYTES), 16 MiB).
+    pub fn max_event_bytes(mut self, bytes: usize) -> Self {
+        self.limits.event_bytes = bytes;
+        self
+    }
+
+    /// How long a stream may go without an event (or an SSE keep-alive comment) before it
+    /// counts as broken and is resumed, or fails with [`Error::Timeout`] when it cannot be
+    /// (default [`DEFAULT_IDLE_TIMEOUT`](crate::DEFAULT_IDLE_TIMEOUT), 5 minutes).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.idle_timeout = timeout;
+        self
     }
 }
 

@@ -100,8 +100,9 @@ struct Global {
     /// Extra header, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', global = true)]
     headers: Vec<String>,
-    /// Timeout of each call, in seconds: the whole of it (connect, headers and body, and its
-    /// retries), the opening of a stream, and each card or JWK set fetch.
+    /// Timeout of each call, in seconds: the whole of each attempt (connect, headers and body;
+    /// a failed call is tried up to 4 times), the opening of a stream, and each card or JWK
+    /// set fetch.
     #[arg(long, global = true, default_value_t = 300, value_name = "SECONDS")]
     timeout: u64,
     /// How long a stream may go without an event (or a keep-alive) before it is resumed, or
