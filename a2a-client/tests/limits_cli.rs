@@ -198,7 +198,9 @@ async fn mcp(
 async fn mcp_answers_initialize_with_the_error_when_the_card_is_too_large() {
     let agent = HostileAgent::start(BINDING_JSONRPC, Attack::Huge, Target::Card).await;
     let started = Instant::now();
-    let e = mcp(&agent.url, &[]).await.err().expect("initialize fails");
+    let Err(e) = mcp(&agent.url, &[]).await else {
+        panic!("initialize succeeded");
+    };
     let text = e.to_string();
     assert!(text.contains("--max-card-bytes"), "{text}");
     assert!(started.elapsed() < SLACK, "{:?}", started.elapsed());
@@ -208,10 +210,9 @@ async fn mcp_answers_initialize_with_the_error_when_the_card_is_too_large() {
 async fn mcp_answers_initialize_with_the_error_when_the_card_trickles() {
     let agent = HostileAgent::start(BINDING_JSONRPC, Attack::Trickle, Target::Card).await;
     let started = Instant::now();
-    let e = mcp(&agent.url, &["--timeout", "1"])
-        .await
-        .err()
-        .expect("initialize fails");
+    let Err(e) = mcp(&agent.url, &["--timeout", "1"]).await else {
+        panic!("initialize succeeded");
+    };
     assert!(e.to_string().contains("--timeout"), "{e}");
     assert!(started.elapsed() < Duration::from_secs(1) + SLACK);
 }
