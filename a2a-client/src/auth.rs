@@ -152,6 +152,7 @@ pub struct ClientCredentials {
     scopes: Vec<String>,
     http: reqwest::Client,
     timeout: std::time::Duration,
+    max_bytes: usize,
     cached: tokio::sync::Mutex<Option<(String, std::time::Instant)>>,
 }
 
@@ -164,6 +165,10 @@ impl Debug for ClientCredentials {
             .finish_non_exhaustive()
     }
 }
+
+/// The default of [`ClientCredentials::max_response_bytes`]: 64 KiB, for an answer that is a
+/// token and a few fields.
+pub const DEFAULT_MAX_TOKEN_BYTES: usize = 64 << 10;
 
 /// How long before its expiry a token is replaced (or a tenth of its life, if shorter).
 const REFRESH_AHEAD: std::time::Duration = std::time::Duration::from_secs(30);
@@ -183,6 +188,7 @@ impl ClientCredentials {
             scopes: Vec::new(),
             http: reqwest::Client::new(),
             timeout: std::time::Duration::from_secs(10),
+            max_bytes: DEFAULT_MAX_TOKEN_BYTES,
             cached: tokio::sync::Mutex::new(None),
         }
     }
@@ -225,6 +231,14 @@ impl ClientCredentials {
         self
     }
 
+    /// The largest answer read from the token endpoint, in bytes (default
+    /// [`DEFAULT_MAX_TOKEN_BYTES`], 64 KiB); a larger one fails with [`Error::TooLarge`].
+    #[must_use]
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
     /// A token: the cached one while it is fresh, else a new one (`refresh`: a new one
     /// whatever the cache holds, as after a 401).
     pub async fn token(&self, refresh: bool) -> Result<String, Error> {
@@ -258,7 +272,8 @@ impl ClientCredentials {
             .send()
             .await?;
         let status = response.status();
-        let body: serde_json::Value = response.json().await.unwrap_or_default();
+        let body = crate::limits::read_body(response, crate::Limit::Token, self.max_bytes).await?;
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         if !status.is_success() {
             let error = body["error"].as_str().unwrap_or("no error code");
             let description = body["error_description"]

@@ -1,10 +1,13 @@
 //! Discovery: fetching agent cards from `/.well-known/agent-card.json` (falling back to the
 //! older `/.well-known/agent.json`), v1.0 and v0.3 alike, with an HTTP cache that honours
-//! `Cache-Control: max-age` and revalidates with `ETag` / `If-None-Match`.
+//! `Cache-Control: max-age` and revalidates with `ETag` / `If-None-Match`. A card is read up to
+//! [`Limits::card_bytes`](crate::Limits::card_bytes), and a whole resolution (every URL tried,
+//! connect, headers and body) within the resolver's timeout.
 
-use crate::Error;
 use crate::error::Context;
+use crate::limits::{read_body, within};
 use crate::transport::error_from_response;
+use crate::{Error, Limit, Limits};
 use a2a_core::AgentCard;
 use reqwest::StatusCode;
 use reqwest::header::{CACHE_CONTROL, ETAG, HeaderMap, IF_NONE_MATCH};
@@ -49,6 +52,8 @@ pub enum CacheOutcome {
 pub struct CardResolver {
     http: reqwest::Client,
     headers: HeaderMap,
+    limits: Limits,
+    timeout: Option<Duration>,
     cache: Mutex<HashMap<String, Cached>>,
     #[cfg(feature = "trust")]
     verification: Option<Verification>,
@@ -143,10 +148,28 @@ impl CardResolver {
         Self {
             http,
             headers,
+            limits: Limits::default(),
+            timeout: None,
             cache: Mutex::new(HashMap::new()),
             #[cfg(feature = "trust")]
             verification: None,
         }
+    }
+
+    /// Reads cards up to `limits.card_bytes` (and error answers up to
+    /// `limits.response_bytes`); the default is [`Limits::default`].
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Bounds each resolution (every URL tried, connect, headers and body together) by
+    /// `timeout`; none by default (the HTTP client's own timeouts apply).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
     }
 
     /// Verifies every card it fetches: at least one of its signatures must verify with one
@@ -196,6 +219,11 @@ impl CardResolver {
         &self,
         base_url: &str,
     ) -> Result<(AgentCard, CacheOutcome), Error> {
+        let what = format!("fetching the agent card of {base_url}");
+        within(self.timeout, what, self.fetch(base_url)).await
+    }
+
+    async fn fetch(&self, base_url: &str) -> Result<(AgentCard, CacheOutcome), Error> {
         let key = base_url.trim_end_matches('/').to_owned();
         let cached = self.cache.lock().expect("card cache").get(&key).cloned();
         if let Some(c) = &cached
@@ -236,11 +264,11 @@ impl CardResolver {
                 return Ok((c.card, CacheOutcome::Revalidated));
             }
             if response.status() == StatusCode::NOT_FOUND {
-                last_error = Some(error_from_response(response).await);
+                last_error = Some(error_from_response(response, self.limits.response_bytes).await);
                 continue;
             }
             if !response.status().is_success() {
-                return Err(error_from_response(response).await);
+                return Err(error_from_response(response, self.limits.response_bytes).await);
             }
             let etag = response
                 .headers()
@@ -248,7 +276,7 @@ impl CardResolver {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
             // A body that arrives but is not JSON is the card's fault, not the connection's.
-            let body = response.bytes().await?;
+            let body = read_body(response, Limit::Card, self.limits.card_bytes).await?;
             let value: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
                 Error::decode(Context::new(format!("agent card at {url} is not JSON"), e))
             })?;
@@ -308,18 +336,31 @@ impl CardResolver {
 }
 
 /// Fetches a JWK set (`{"keys": [...]}`) from `url`, a URL the caller trusts to publish an
-/// agent's card keys, within `timeout`.
+/// agent's card keys, within `timeout` (the whole fetch) and reading at most `max_bytes` of it
+/// ([`DEFAULT_MAX_JWKS_BYTES`](crate::DEFAULT_MAX_JWKS_BYTES) is a good bound;
+/// [`ClientBuilder::fetch_jwks`](crate::ClientBuilder::fetch_jwks) uses its own settings).
 #[cfg(feature = "trust")]
 pub async fn fetch_jwks(
     http: &reqwest::Client,
     url: &str,
     timeout: Duration,
+    max_bytes: usize,
 ) -> Result<a2a_core::signing::TrustedKeys, Error> {
-    let response = http.get(url).timeout(timeout).send().await?;
+    let what = format!("fetching the JWK set {url}");
+    within(Some(timeout), what, read_jwks(http, url, max_bytes)).await
+}
+
+#[cfg(feature = "trust")]
+async fn read_jwks(
+    http: &reqwest::Client,
+    url: &str,
+    max_bytes: usize,
+) -> Result<a2a_core::signing::TrustedKeys, Error> {
+    let response = http.get(url).send().await?;
     if !response.status().is_success() {
-        return Err(error_from_response(response).await);
+        return Err(error_from_response(response, max_bytes).await);
     }
-    let body = response.bytes().await?;
+    let body = read_body(response, Limit::Jwks, max_bytes).await?;
     let jwks: serde_json::Value = serde_json::from_slice(&body)
         .map_err(|e| Error::decode(Context::new(format!("the JWK set at {url} is not JSON"), e)))?;
     a2a_core::signing::TrustedKeys::from_jwks(&jwks)

@@ -1,13 +1,14 @@
 //! [`Client`]: every operation, typed, with retries and resumable streams; and
 //! [`ClientBuilder`], which picks a binding from the agent's card.
 
-use crate::Error;
 use crate::auth::Interceptor;
 use crate::card::CardResolver;
 use crate::error::Context;
+use crate::limits::within;
 use crate::transport::{
     CallOptions, GrpcTransport, ItemStream, JsonRpcTransport, RestTransport, Transport,
 };
+use crate::{Error, Limits};
 use a2a_core::operation::{self, Operation};
 use a2a_core::{
     AgentCard, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC, CancelTaskRequest,
@@ -102,6 +103,7 @@ pub struct ClientBuilder {
     interceptors: Vec<Arc<dyn Interceptor>>,
     credentials: Option<Arc<crate::ClientCredentials>>,
     http: Option<reqwest::Client>,
+    pub(crate) limits: Limits,
     #[cfg(feature = "trust")]
     card_keys: Option<(
         a2a_core::signing::TrustedKeys,
@@ -119,6 +121,7 @@ impl Default for ClientBuilder {
             interceptors: Vec::new(),
             credentials: None,
             http: None,
+            limits: Limits::default(),
             #[cfg(feature = "trust")]
             card_keys: None,
         }
@@ -126,7 +129,12 @@ impl Default for ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// A timeout for each unary call (streams are not limited).
+    /// Bounds the whole of each attempt of a unary call (connect, headers and body, not each
+    /// read: an answer that trickles fails at the timeout), the opening of each stream (until
+    /// its answer's headers), and each card fetch. An attempt that times out is retried as the
+    /// [`retry`](Self::retry) policy says, so a call takes at most its attempts times the
+    /// timeout, plus backoff. None by default; streams are bounded by
+    /// [`idle_timeout`](Self::idle_timeout) instead.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -232,11 +240,31 @@ impl ClientBuilder {
             })
     }
 
+    /// A card resolver with this builder's HTTP client, timeout and limits.
+    pub fn card_resolver(&self) -> Result<CardResolver, Error> {
+        let resolver = CardResolver::new(self.http()?, Default::default()).limits(self.limits);
+        Ok(match self.timeout {
+            Some(t) => resolver.timeout(t),
+            None => resolver,
+        })
+    }
+
+    /// Fetches a JWK set (the keys to trust for [`trust_card_keys`](Self::trust_card_keys))
+    /// from `url`, with this builder's HTTP client, within its timeout (30 s when it has none)
+    /// and [`max_jwks_bytes`](Self::max_jwks_bytes).
+    #[cfg(feature = "trust")]
+    pub async fn fetch_jwks(&self, url: &str) -> Result<a2a_core::signing::TrustedKeys, Error> {
+        let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
+        crate::card::fetch_jwks(&self.http()?, url, timeout, self.limits.jwks_bytes).await
+    }
+
     /// A client for the agent described by `card`.
     pub fn build_from_card(self, card: AgentCard) -> Result<Client, Error> {
         let interface = self.select_interface(&card)?.clone();
         let transport: Box<dyn Transport> = if interface.protocol_binding == BINDING_GRPC {
-            Box::new(GrpcTransport::new(&interface.url, self.connect_timeout)?)
+            Box::new(
+                GrpcTransport::new(&interface.url, self.connect_timeout)?.with_limits(self.limits),
+            )
         } else {
             let http = self.http()?;
             let url = reqwest::Url::parse(&interface.url)
@@ -245,9 +273,13 @@ impl ClientBuilder {
                 interface.protocol_binding.as_str(),
                 interface.protocol_version.as_str(),
             ) {
-                (BINDING_HTTP_JSON, _) => Box::new(RestTransport::new(http, url)),
-                (_, PROTOCOL_VERSION_V03) => Box::new(JsonRpcTransport::new_v03(http, url)),
-                _ => Box::new(JsonRpcTransport::new(http, url)),
+                (BINDING_HTTP_JSON, _) => {
+                    Box::new(RestTransport::new(http, url).with_limits(self.limits))
+                }
+                (_, PROTOCOL_VERSION_V03) => {
+                    Box::new(JsonRpcTransport::new_v03(http, url).with_limits(self.limits))
+                }
+                _ => Box::new(JsonRpcTransport::new(http, url).with_limits(self.limits)),
             }
         };
         let streaming = card.capabilities.streaming();
@@ -277,7 +309,7 @@ impl ClientBuilder {
 
     /// Discovers the agent's card at `base_url` and builds a client for it.
     pub async fn connect(self, base_url: &str) -> Result<Client, Error> {
-        let resolver = CardResolver::new(self.http()?, Default::default());
+        let resolver = self.card_resolver()?;
         #[cfg(feature = "trust")]
         let resolver = match &self.card_keys {
             Some((keys, form)) => resolver.verify_with(keys.clone(), *form),
@@ -291,7 +323,7 @@ impl ClientBuilder {
     pub fn build_jsonrpc(self, url: &str) -> Result<Client, Error> {
         let peer = crate::telemetry::Peer::of(url);
         let url = reqwest::Url::parse(url).map_err(|e| Error::Config(format!("{url:?}: {e}")))?;
-        let t = Box::new(JsonRpcTransport::new(self.http()?, url));
+        let t = Box::new(JsonRpcTransport::new(self.http()?, url).with_limits(self.limits));
         Ok(self.finish(t, peer, None, None, true))
     }
 
@@ -299,14 +331,14 @@ impl ClientBuilder {
     pub fn build_rest(self, url: &str) -> Result<Client, Error> {
         let peer = crate::telemetry::Peer::of(url);
         let url = reqwest::Url::parse(url).map_err(|e| Error::Config(format!("{url:?}: {e}")))?;
-        let t = Box::new(RestTransport::new(self.http()?, url));
+        let t = Box::new(RestTransport::new(self.http()?, url).with_limits(self.limits));
         Ok(self.finish(t, peer, None, None, true))
     }
 
     /// A client for a known gRPC v1.0 endpoint (`host:port`, `http://…` or `https://…`, as
     /// [`GrpcTransport::new`] reads it), without a card (streaming assumed).
     pub fn build_grpc(self, url: &str) -> Result<Client, Error> {
-        let t = Box::new(GrpcTransport::new(url, self.connect_timeout)?);
+        let t = Box::new(GrpcTransport::new(url, self.connect_timeout)?.with_limits(self.limits));
         Ok(self.finish(t, crate::telemetry::Peer::of(url), None, None, true))
     }
 
@@ -482,16 +514,7 @@ impl Client {
             attempt += 1;
             let options = self.options(O::METHOD, refresh).await?;
             let call = self.inner.transport.call::<O>(&req, &options);
-            let result = match self.inner.timeout {
-                Some(t) => tokio::time::timeout(t, call)
-                    .await
-                    .unwrap_or_else(|elapsed| {
-                        let context = format!("{} took over {t:?}", O::METHOD);
-                        Err(Error::Timeout(Box::new(Context::new(context, elapsed))))
-                    }),
-                None => call.await,
-            };
-            match result {
+            match within(self.inner.timeout, O::METHOD, call).await {
                 Ok(response) => return Ok(response),
                 // A refused token (expired early, revoked, keys rotated): one new token, once.
                 Err(e)
@@ -578,17 +601,20 @@ impl Client {
         req: &O::Request,
         last_event_id: Option<String>,
     ) -> Result<ItemStream, Error> {
-        let req = self.with_tenant(req);
-        let mut options = self.options(O::METHOD, false).await?;
-        options.last_event_id = last_event_id.clone();
-        match self.inner.transport.open::<O>(&req, &options).await {
-            Err(e) if e.is_unauthenticated() && self.inner.credentials.is_some() => {
-                let mut options = self.options(O::METHOD, true).await?;
-                options.last_event_id = last_event_id;
-                self.inner.transport.open::<O>(&req, &options).await
+        let open = async {
+            let req = self.with_tenant(req);
+            let mut options = self.options(O::METHOD, false).await?;
+            options.last_event_id = last_event_id.clone();
+            match self.inner.transport.open::<O>(&req, &options).await {
+                Err(e) if e.is_unauthenticated() && self.inner.credentials.is_some() => {
+                    let mut options = self.options(O::METHOD, true).await?;
+                    options.last_event_id = last_event_id;
+                    self.inner.transport.open::<O>(&req, &options).await
+                }
+                other => other,
             }
-            other => other,
-        }
+        };
+        within(self.inner.timeout, O::METHOD, open).await
     }
 
     /// `SendStreamingMessage`: the task (or one message) first, then its events, until a
@@ -663,8 +689,11 @@ impl Client {
                             }
                         }
                         // An A2A error in the stream ends it; a retryable one (a 503 answering
-                        // the resubscribe) breaks it like a dropped connection.
-                        Err(e @ Error::Remote { .. }) if !e.is_retryable() => {
+                        // the resubscribe) breaks it like a dropped connection. An event over
+                        // the size limit ends it too: it would be sent again on resuming.
+                        Err(e @ (Error::Remote { .. } | Error::TooLarge { .. }))
+                            if !e.is_retryable() =>
+                        {
                             crate::telemetry::ended(&span, Err(&e));
                             yield Err(e);
                             return;

@@ -82,9 +82,24 @@ pub enum Error {
     /// resumed.
     #[error("the stream ended early: {0}")]
     StreamEnded(#[source] BoxError),
-    /// A deadline passed.
+    /// A deadline passed: a call's [`ClientBuilder::timeout`](crate::ClientBuilder::timeout),
+    /// or a stream's [`idle timeout`](crate::ClientBuilder::idle_timeout).
     #[error("timed out: {0}")]
     Timeout(#[source] BoxError),
+    /// An answer was larger than the client reads (see [`Limits`](crate::Limits)); nothing past
+    /// the limit was read.
+    #[error(
+        "{} from {url} is over its limit of {max} bytes (raise it with {}; a2a: {} BYTES)",
+        .limit.what(), .limit.setter(), .limit.flag()
+    )]
+    TooLarge {
+        /// Which limit.
+        limit: crate::Limit,
+        /// The limit, in bytes.
+        max: usize,
+        /// What was being read.
+        url: String,
+    },
     /// A URL or header value is not valid.
     #[error("invalid configuration: {0}")]
     Config(String),

@@ -47,6 +47,7 @@
 //! | [`CardResolver`], [`SkillQuery`] | discovery with an ETag/max-age cache; pick an agent by skill |
 //! | [`BearerAuth`], [`ApiKeyAuth`], [`ClientCredentials`], [`Interceptor`] | credentials (static, or OAuth 2.0 client-credentials tokens, refreshed) and headers on every call |
 //! | [`Error`] | remote A2A errors with their kind, HTTP, gRPC, transport, decode, … |
+//! | [`Limits`] | the bounds on every read: card, JWK set, response and event sizes, a stream's idle timeout |
 //! | [`transport`] | the bindings: [`transport::JsonRpcTransport`], [`transport::RestTransport`], [`transport::GrpcTransport`] |
 //! | `webhook::PushReceiver` (feature `webhook`) | a webhook endpoint for push notifications: checks credentials, de-duplicates |
 
@@ -59,6 +60,7 @@ mod delegate;
 mod error;
 #[cfg(feature = "inspect")]
 pub mod inspect;
+mod limits;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod sse;
@@ -67,7 +69,10 @@ pub mod transport;
 #[cfg(feature = "webhook")]
 pub mod webhook;
 
-pub use auth::{ApiKeyAuth, ApiKeyLocation, BearerAuth, ClientCredentials, Headers, Interceptor};
+pub use auth::{
+    ApiKeyAuth, ApiKeyLocation, BearerAuth, ClientCredentials, DEFAULT_MAX_TOKEN_BYTES, Headers,
+    Interceptor,
+};
 #[cfg(feature = "trust")]
 pub use card::fetch_jwks;
 pub use card::{
@@ -76,3 +81,7 @@ pub use card::{
 pub use client::{Binding, Client, ClientBuilder, EventStream, RetryPolicy};
 pub use delegate::DelegateOptions;
 pub use error::{BoxError, Context, Error};
+pub use limits::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CARD_BYTES, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_JWKS_BYTES,
+    DEFAULT_MAX_RESPONSE_BYTES, Limit, Limits,
+};

@@ -547,9 +547,10 @@ impl Bridge {
 /// An A2A failure, for a tool error.
 fn describe(e: &Error) -> String {
     match e {
-        Error::Transport(_) | Error::Grpc { .. } | Error::Timeout(_) => {
+        Error::Transport(_) | Error::Grpc { .. } | Error::Timeout(_) | Error::StreamEnded(_) => {
             format!("the A2A agent could not be reached: {e}")
         }
+        Error::TooLarge { .. } => format!("the A2A agent's answer was refused: {e}"),
         _ => format!("the A2A agent answered with an error: {e}"),
     }
 }
@@ -758,6 +759,32 @@ pub async fn serve_stdio(bridge: Bridge) -> std::io::Result<()> {
         .map_err(std::io::Error::other)?;
     running.waiting().await.map_err(std::io::Error::other)?;
     Ok(())
+}
+
+/// An MCP server for an agent that could not be reached or read: it answers `initialize` with
+/// an error saying why, so that the host shows that rather than a server that exited.
+#[derive(Clone, Debug)]
+struct Refusal(String);
+
+impl ServerHandler for Refusal {
+    async fn initialize(
+        &self,
+        _request: rmcp::model::InitializeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        Err(McpError::internal_error(self.0.clone(), None))
+    }
+}
+
+/// Answers one MCP stdio session's `initialize` with `error` (why the bridge cannot serve:
+/// the agent's card could not be had), then returns.
+pub async fn refuse_stdio(error: &Error) {
+    use rmcp::ServiceExt as _;
+    let refusal = Refusal(format!("the A2A agent's card could not be read: {error}"));
+    // The handshake fails by design: its error is the answer.
+    if let Ok(running) = refusal.serve(rmcp::transport::stdio()).await {
+        let _ = running.cancel().await;
+    }
 }
 
 /// The path the streamable HTTP endpoint is served at.

@@ -78,6 +78,7 @@ fn error_type(e: &Error) -> &'static str {
         Error::Decode(_) => "decode",
         Error::StreamEnded(_) => "stream_ended",
         Error::Timeout(_) => "timeout",
+        Error::TooLarge { .. } => "too_large",
         _ => "_OTHER",
     }
 }

@@ -202,13 +202,13 @@ pub(crate) fn stream_headers(
     }
 }
 
-/// Reads an error response: an A2A error body (JSON-RPC error object or google.rpc.Status), or
-/// a plain HTTP error.
-pub(crate) async fn error_from_response(response: reqwest::Response) -> Error {
+/// Reads an error response of at most `max` bytes: an A2A error body (JSON-RPC error object or
+/// google.rpc.Status), or a plain HTTP error.
+pub(crate) async fn error_from_response(response: reqwest::Response, max: usize) -> Error {
     let status = response.status().as_u16();
-    let text = match response.text().await {
-        Ok(t) => t,
-        Err(e) => return Error::Transport(e),
+    let text = match crate::limits::read_body(response, crate::Limit::Response, max).await {
+        Ok(body) => String::from_utf8_lossy(&body).into_owned(),
+        Err(e) => return e,
     };
     if let Ok(v) = serde_json::from_str::<Value>(&text) {
         // Both forms have an `error` object: a JSON-RPC response says so with `jsonrpc`
@@ -229,6 +229,10 @@ pub(crate) async fn error_from_response(response: reqwest::Response) -> Error {
         }
     }
     let mut body = text;
-    body.truncate(4096);
+    let mut end = body.len().min(4096);
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    body.truncate(end);
     Error::Http { status, body }
 }

@@ -10,8 +10,12 @@ use serde::{Deserialize, Serialize};
 
 /// The default `ListTasks` page size.
 pub const DEFAULT_PAGE_SIZE: i32 = 50;
-/// The largest `ListTasks` page size.
+/// The largest `ListTasks` page size, and the largest `ListTaskPushNotificationConfigs` one.
 pub const MAX_PAGE_SIZE: i32 = 100;
+/// The `ListTaskPushNotificationConfigs` page size when the request sets none: the largest,
+/// which is also the server's default number of configs a task may have, so a client that does
+/// not page gets them all unless the server allows more.
+pub const DEFAULT_PUSH_CONFIG_PAGE_SIZE: i32 = MAX_PAGE_SIZE;
 
 /// `SendMessage` / `SendStreamingMessage` parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -408,7 +412,8 @@ pub struct ListTaskPushNotificationConfigsRequest {
     /// The task. REQUIRED.
     #[serde(default, alias = "task_id", deserialize_with = "null_as_default")]
     pub task_id: TaskId,
-    /// Page size (0: server default).
+    /// Page size: 1 to [`MAX_PAGE_SIZE`], 0 for the default
+    /// ([`DEFAULT_PUSH_CONFIG_PAGE_SIZE`]).
     #[serde(
         default,
         alias = "page_size",

@@ -178,8 +178,14 @@ impl Validate for DeleteTaskPushNotificationConfigRequest {
 impl Validate for ListTaskPushNotificationConfigsRequest {
     fn validate(&self) -> Result<(), Error> {
         required("taskId", self.task_id.is_empty())?;
-        if self.page_size < 0 {
-            return Err(Error::invalid_params("pageSize", "must not be negative"));
+        if !(0..=MAX_PAGE_SIZE).contains(&self.page_size) {
+            return Err(Error::invalid_params(
+                "pageSize",
+                format!(
+                    "must be between 1 and {MAX_PAGE_SIZE} inclusive, or unset (got {})",
+                    self.page_size
+                ),
+            ));
         }
         Ok(())
     }

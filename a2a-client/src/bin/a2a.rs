@@ -100,9 +100,42 @@ struct Global {
     /// Extra header, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', global = true)]
     headers: Vec<String>,
-    /// Timeout of each call, in seconds.
-    #[arg(long, global = true, default_value_t = 300)]
+    /// Timeout of each call, in seconds: the whole of each attempt (connect, headers and body;
+    /// a failed call is tried up to 4 times), the opening of a stream, and each card or JWK
+    /// set fetch.
+    #[arg(long, global = true, default_value_t = 300, value_name = "SECONDS")]
     timeout: u64,
+    /// How long a stream may go without an event (or a keep-alive) before it is resumed, or
+    /// fails when it cannot be, in seconds.
+    #[arg(long, global = true, default_value_t = a2a_client::DEFAULT_IDLE_TIMEOUT.as_secs(), value_name = "SECONDS")]
+    idle_timeout: u64,
+    /// The largest agent card read, in bytes.
+    #[arg(long, global = true, default_value_t = a2a_client::DEFAULT_MAX_CARD_BYTES, value_name = "BYTES")]
+    max_card_bytes: usize,
+    /// The largest JWK set read (`card --jwks`), in bytes.
+    #[arg(long, global = true, default_value_t = a2a_client::DEFAULT_MAX_JWKS_BYTES, value_name = "BYTES")]
+    max_jwks_bytes: usize,
+    /// The largest answer to a call read, in bytes.
+    #[arg(long, global = true, default_value_t = a2a_client::DEFAULT_MAX_RESPONSE_BYTES, value_name = "BYTES")]
+    max_response_bytes: usize,
+    /// The largest event of a stream read, in bytes.
+    #[arg(long, global = true, default_value_t = a2a_client::DEFAULT_MAX_EVENT_BYTES, value_name = "BYTES")]
+    max_event_bytes: usize,
+}
+
+impl Global {
+    /// A client builder with the call timeout and the read limits.
+    fn builder(&self) -> ClientBuilder {
+        ClientBuilder::default()
+            .timeout(Duration::from_secs(self.timeout))
+            .limits(a2a_client::Limits {
+                card_bytes: self.max_card_bytes,
+                jwks_bytes: self.max_jwks_bytes,
+                response_bytes: self.max_response_bytes,
+                event_bytes: self.max_event_bytes,
+                idle_timeout: Duration::from_secs(self.idle_timeout),
+            })
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -271,7 +304,11 @@ fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
 fn exit_for(error: &Error) -> u8 {
     match error {
         Error::Remote { .. } | Error::Http { .. } => 3,
-        Error::Transport(_) | Error::Grpc { .. } | Error::Timeout(_) | Error::StreamEnded(_) => 4,
+        Error::Transport(_)
+        | Error::Grpc { .. }
+        | Error::Timeout(_)
+        | Error::StreamEnded(_)
+        | Error::TooLarge { .. } => 4,
         Error::Config(_) => 2,
         Error::Untrusted { .. } => 1,
         Error::Token(_) => 4,
@@ -292,7 +329,7 @@ async fn main() -> ExitCode {
 }
 
 async fn connect(url: &str, g: &Global) -> Result<Client, Error> {
-    let mut builder = ClientBuilder::default().timeout(Duration::from_secs(g.timeout));
+    let mut builder = g.builder();
     let preferred = match g.binding {
         None | Some(BindingArg::All) => None,
         Some(BindingArg::Jsonrpc) => Some(Binding::JsonRpc),
@@ -311,8 +348,7 @@ async fn connect(url: &str, g: &Global) -> Result<Client, Error> {
     if let Some(t) = &g.token {
         builder = builder.bearer_token(t);
     }
-    let resolver = a2a_client::CardResolver::new(reqwest::Client::new(), Default::default());
-    let card = resolver.resolve(url).await?;
+    let card = builder.card_resolver()?.resolve(url).await?;
     if let Some(key) = &g.api_key {
         builder = builder.interceptor(a2a_client::ApiKeyAuth::from_card(&card, key)?);
     }
@@ -321,6 +357,7 @@ async fn connect(url: &str, g: &Global) -> Result<Client, Error> {
             Some(url) => a2a_client::ClientCredentials::new(url, id, secret),
             None => a2a_client::ClientCredentials::from_card(&card, id, secret)?,
         };
+        let credentials = credentials.max_response_bytes(g.max_response_bytes);
         let credentials = if g.oauth_scopes.is_empty() {
             credentials
         } else {
@@ -384,13 +421,11 @@ fn build_message(args: &SendArgs) -> Result<Message, Error> {
 /// The keys `card --verify` trusts: each JWK set URL fetched, each file read (PEM or JSON).
 async fn trusted_keys(
     args: &CardArgs,
-    http: &reqwest::Client,
-    g: &Global,
+    builder: &ClientBuilder,
 ) -> Result<a2a_core::signing::TrustedKeys, Error> {
     let mut keys = a2a_core::signing::TrustedKeys::new();
     for url in &args.jwks {
-        let timeout = Duration::from_secs(g.timeout.min(30));
-        keys.extend(a2a_client::fetch_jwks(http, url, timeout).await?);
+        keys.extend(builder.fetch_jwks(url).await?);
     }
     for path in &args.key {
         let text = std::fs::read_to_string(path)
@@ -405,8 +440,8 @@ async fn trusted_keys(
 }
 
 async fn card(args: CardArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {
-    let http = reqwest::Client::new();
-    let resolver = a2a_client::CardResolver::new(http.clone(), Default::default());
+    let builder = g.builder();
+    let resolver = builder.card_resolver()?;
     if !(args.verify || !args.jwks.is_empty() || !args.key.is_empty()) {
         ui.card(&resolver.resolve(&args.url).await?);
         return Ok(Outcome::Done);
@@ -421,7 +456,7 @@ async fn card(args: CardArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {
     } else {
         a2a_core::signing::Canonicalization::Jcs
     };
-    let keys = trusted_keys(&args, &http, g).await?;
+    let keys = trusted_keys(&args, &builder).await?;
     let (card, verified) = resolver
         .verify_with(keys, form)
         .resolve_verified(&args.url)
@@ -438,7 +473,16 @@ async fn card(args: CardArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {
 
 /// `a2a mcp`: the agent as an MCP server. Nothing but MCP messages goes to stdout.
 async fn mcp(args: McpArgs, g: &Global) -> Result<Outcome, Error> {
-    let client = connect(&args.url, g).await?;
+    let client = match connect(&args.url, g).await {
+        Ok(client) => client,
+        Err(e) => {
+            // The host waits for an answer to `initialize`: it gets the error.
+            if args.http.is_none() {
+                a2a_client::mcp::refuse_stdio(&e).await;
+            }
+            return Err(e);
+        }
+    };
     let card = client
         .card()
         .cloned()
@@ -519,8 +563,7 @@ async fn check_headers(url: &str, g: &Global) -> Result<reqwest::header::HeaderM
         a2a_client::BearerAuth::new(t).intercept(a2a_core::Method::GetTask, &mut options)?;
     }
     if let Some(key) = &g.api_key {
-        let resolver = a2a_client::CardResolver::new(reqwest::Client::new(), Default::default());
-        let card = resolver.resolve(url).await?;
+        let card = g.builder().card_resolver()?.resolve(url).await?;
         a2a_client::ApiKeyAuth::from_card(&card, key)?
             .intercept(a2a_core::Method::GetTask, &mut options)?;
         if !options.query.is_empty() {

@@ -356,6 +356,13 @@ impl Probe {
                 }
                 streamed.events.push(parsed);
             }
+            if parser.overflowed() {
+                streamed.broken = Some(format!(
+                    "an event over {} bytes",
+                    crate::DEFAULT_MAX_EVENT_BYTES
+                ));
+                break;
+            }
         }
         if !streamed.closed {
             let _ = writeln!(log, "(still open when the checker stopped reading)");

@@ -127,7 +127,15 @@ async fn trusted(req: &ConnectRequest) -> Result<a2a_core::signing::TrustedKeys,
     let mut keys = a2a_core::signing::TrustedKeys::new();
     let http = reqwest::Client::new();
     for url in req.jwks.iter().filter(|u| !u.trim().is_empty()) {
-        keys.extend(crate::fetch_jwks(&http, url.trim(), CARD_TIMEOUT).await?);
+        keys.extend(
+            crate::fetch_jwks(
+                &http,
+                url.trim(),
+                CARD_TIMEOUT,
+                crate::DEFAULT_MAX_JWKS_BYTES,
+            )
+            .await?,
+        );
     }
     for text in req.keys.iter().filter(|k| !k.trim().is_empty()) {
         let read = match serde_json::from_str::<Value>(text) {

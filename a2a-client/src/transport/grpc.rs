@@ -2,7 +2,7 @@
 //! protobuf encoding ([`a2a_core::proto`]) of the same v1.0 JSON the other transports speak.
 
 use super::{CallOptions, ItemStream, Outgoing, Payload, StreamItem, Transport};
-use crate::Error;
+use crate::{Context, Error, Limit, Limits};
 use a2a_core::proto::{self, BytesCodec};
 use a2a_core::{Method, RESUMABLE_STREAMS_EXTENSION, StreamResponse};
 use async_trait::async_trait;
@@ -21,6 +21,8 @@ const KEEP_ALIVE: Duration = Duration::from_secs(330);
 #[derive(Clone, Debug)]
 pub struct GrpcTransport {
     channel: Channel,
+    url: String,
+    limits: Limits,
 }
 
 impl GrpcTransport {
@@ -55,7 +57,29 @@ impl GrpcTransport {
         }
         Ok(Self {
             channel: endpoint.connect_lazy(),
+            url: uri,
+            limits: Limits::default(),
         })
+    }
+
+    /// Reads answers and streams within `limits` (tonic's decoding limit is the response or
+    /// the event limit).
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// A failed call, with a message over the decoding limit as [`Error::TooLarge`].
+    fn error(&self, status: &tonic::Status, limit: Limit, max: usize) -> Error {
+        if status.code() == tonic::Code::OutOfRange
+            && status
+                .message()
+                .starts_with("Error, decoded message length too large")
+        {
+            return limit.exceeded(max, self.url.clone());
+        }
+        status_error(status)
     }
 
     /// The channel the calls go over.
@@ -102,8 +126,9 @@ impl GrpcTransport {
         ))
     }
 
-    async fn client(&self) -> Result<tonic::client::Grpc<Channel>, Error> {
-        let mut grpc = tonic::client::Grpc::new(self.channel.clone());
+    async fn client(&self, max: usize) -> Result<tonic::client::Grpc<Channel>, Error> {
+        let mut grpc =
+            tonic::client::Grpc::new(self.channel.clone()).max_decoding_message_size(max);
         grpc.ready().await.map_err(|e| Error::Grpc {
             code: "UNAVAILABLE",
             message: e.to_string(),
@@ -154,11 +179,12 @@ impl Transport for GrpcTransport {
     async fn unary(&self, request: &dyn Outgoing, options: &CallOptions) -> Result<Payload, Error> {
         let method = request.method();
         let request = Self::request(request, options)?;
-        let mut grpc = self.client().await?;
+        let max = self.limits.response_bytes;
+        let mut grpc = self.client(max).await?;
         let response = grpc
             .unary(request, path(method), BytesCodec)
             .await
-            .map_err(|s| status_error(&s))?;
+            .map_err(|s| self.error(&s, Limit::Response, max))?;
         Ok(Payload::Proto(response.into_inner()))
     }
 
@@ -169,22 +195,48 @@ impl Transport for GrpcTransport {
     ) -> Result<ItemStream, Error> {
         let method = request.method();
         let request = Self::request(request, options)?;
-        let mut grpc = self.client().await?;
+        let max = self.limits.event_bytes;
+        let mut grpc = self.client(max).await?;
         let response = grpc
             .server_streaming(request, path(method), BytesCodec)
             .await
-            .map_err(|s| status_error(&s))?;
+            .map_err(|s| self.error(&s, Limit::Event, max))?;
         let (_, ty) = proto::messages(method);
-        Ok(response
-            .into_inner()
-            .map(move |message| {
-                let bytes = message.map_err(|s| status_error(&s))?;
-                let mut event: StreamResponse =
-                    proto::decode(&bytes, ty).map_err(|e| Error::Decode(Box::new(e)))?;
-                let id = event.take_event_id();
-                Ok(StreamItem { id, event })
-            })
-            .boxed())
+        let this = self.clone();
+        let idle = self.limits.idle_timeout;
+        let mut messages = response.into_inner();
+        Ok(async_stream::stream! {
+            loop {
+                let bytes = match tokio::time::timeout(idle, messages.next()).await {
+                    Err(elapsed) => {
+                        let context = format!(
+                            "no event from {} for {idle:?} (raise the limit with ClientBuilder::idle_timeout; a2a: --idle-timeout SECONDS)",
+                            this.url
+                        );
+                        yield Err(Error::Timeout(Box::new(Context::new(context, elapsed))));
+                        return;
+                    }
+                    Ok(None) => return,
+                    Ok(Some(Err(s))) => {
+                        yield Err(this.error(&s, Limit::Event, max));
+                        return;
+                    }
+                    Ok(Some(Ok(bytes))) => bytes,
+                };
+                let decoded: Result<StreamResponse, _> = proto::decode(&bytes, ty);
+                match decoded {
+                    Ok(mut event) => {
+                        let id = event.take_event_id();
+                        yield Ok(StreamItem { id, event });
+                    }
+                    Err(e) => {
+                        yield Err(Error::Decode(Box::new(e)));
+                        return;
+                    }
+                }
+            }
+        }
+        .boxed())
     }
 
     fn binding(&self) -> (&'static str, &'static str) {

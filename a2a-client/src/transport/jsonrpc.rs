@@ -4,7 +4,8 @@ use super::{
     CallOptions, ItemStream, Outgoing, Payload, StreamItem, Transport, error_from_response,
     stream_headers,
 };
-use crate::{Error, sse};
+use crate::limits::read_body;
+use crate::{Error, Limit, Limits, sse};
 use a2a_core::StreamResponse;
 use a2a_core::jsonrpc::{Id, Request, Response};
 use a2a_core::v03;
@@ -21,6 +22,7 @@ pub struct JsonRpcTransport {
     url: reqwest::Url,
     v03: bool,
     next_id: AtomicU64,
+    limits: Limits,
 }
 
 impl JsonRpcTransport {
@@ -31,7 +33,15 @@ impl JsonRpcTransport {
             url,
             v03: false,
             next_id: AtomicU64::new(1),
+            limits: Limits::default(),
         }
+    }
+
+    /// Reads answers and streams within `limits`.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// A v0.3 JSON-RPC transport posting to `url`.
@@ -88,7 +98,7 @@ impl JsonRpcTransport {
         }
         let response = request.send().await?;
         if !response.status().is_success() {
-            return Err(error_from_response(response).await);
+            return Err(error_from_response(response, self.limits.response_bytes).await);
         }
         Ok(response)
     }
@@ -107,7 +117,7 @@ impl Transport for JsonRpcTransport {
     async fn unary(&self, request: &dyn Outgoing, options: &CallOptions) -> Result<Payload, Error> {
         let response = self.post(request, options, false).await?;
         let status = response.status().as_u16();
-        let body = response.bytes().await?;
+        let body = read_body(response, Limit::Response, self.limits.response_bytes).await?;
         Ok(if self.v03 {
             Payload::JsonRpcV03 { body, status }
         } else {
@@ -129,7 +139,7 @@ impl Transport for JsonRpcTransport {
         if !is_sse {
             // An error answered before the stream started.
             let status = response.status().as_u16();
-            let bytes = response.bytes().await?;
+            let bytes = read_body(response, Limit::Response, self.limits.response_bytes).await?;
             read_response(&bytes, status)?;
             return Err(Error::decode(
                 "expected an event stream, got a plain result",
@@ -140,8 +150,9 @@ impl Transport for JsonRpcTransport {
             url: self.url.clone(),
             v03: self.v03,
             next_id: AtomicU64::new(0),
+            limits: self.limits,
         };
-        Ok(sse::events(response)
+        Ok(sse::events(response, &self.limits)
             .map(move |e| {
                 let e = e?;
                 Ok(StreamItem {

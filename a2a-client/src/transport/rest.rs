@@ -5,7 +5,8 @@ use super::{
     CallOptions, ItemStream, Outgoing, Payload, StreamItem, Transport, error_from_response,
     stream_headers,
 };
-use crate::{Error, sse};
+use crate::limits::read_body;
+use crate::{Error, Limit, Limits, sse};
 use a2a_core::http_json::{self, HttpMethod, Rest, Route};
 use async_trait::async_trait;
 use futures::StreamExt as _;
@@ -18,15 +19,24 @@ use serde_json::{Map, Value};
 pub struct RestTransport {
     http: reqwest::Client,
     base: String,
+    limits: Limits,
 }
 
 impl RestTransport {
-    /// A transport for the interface URL `base`.
+    /// A transport for the interface URL `base`, reading within the default [`Limits`].
     pub fn new(http: reqwest::Client, base: reqwest::Url) -> Self {
         Self {
             http,
             base: base.as_str().trim_end_matches('/').to_owned(),
+            limits: Limits::default(),
         }
+    }
+
+    /// Reads answers and streams within `limits`.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 }
 
@@ -113,7 +123,7 @@ impl RestTransport {
             response = build(route).send().await?;
         }
         if !response.status().is_success() {
-            return Err(error_from_response(response).await);
+            return Err(error_from_response(response, self.limits.response_bytes).await);
         }
         Ok(response)
     }
@@ -123,7 +133,10 @@ impl RestTransport {
 impl Transport for RestTransport {
     async fn unary(&self, request: &dyn Outgoing, options: &CallOptions) -> Result<Payload, Error> {
         let response = self.send(request, options, false).await?;
-        Ok(Payload::Json(response.bytes().await?))
+        let max = self.limits.response_bytes;
+        Ok(Payload::Json(
+            read_body(response, Limit::Response, max).await?,
+        ))
     }
 
     async fn stream(
@@ -132,7 +145,7 @@ impl Transport for RestTransport {
         options: &CallOptions,
     ) -> Result<ItemStream, Error> {
         let response = self.send(request, options, true).await?;
-        Ok(sse::events(response)
+        Ok(sse::events(response, &self.limits)
             .map(|e| {
                 let e = e?;
                 if e.event.as_deref() == Some("error") {

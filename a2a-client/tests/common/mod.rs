@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each test binary uses a part of this module
 
+pub(crate) mod hostile;
+
 use a2a_client::{Binding, Client, ClientBuilder, EventStream, RetryPolicy};
 use a2a_core::{
     AgentCard, Artifact, ArtifactId, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC, Error,
