@@ -120,6 +120,7 @@ fn v1_params(method: Method) -> BoxedStrategy<Value> {
                     tenant,
                     id,
                     history_length,
+                    current_generation: None,
                 })
             })
             .boxed(),

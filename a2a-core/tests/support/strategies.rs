@@ -208,6 +208,7 @@ pub(crate) fn stream_response(v03: bool) -> BoxedStrategy<StreamResponse> {
                 context_id: ContextId::new(context_id),
                 status,
                 metadata,
+                generation: 0,
             })
         },
     );
@@ -228,6 +229,7 @@ pub(crate) fn stream_response(v03: bool) -> BoxedStrategy<StreamResponse> {
                     append,
                     last_chunk,
                     metadata,
+                    generation: 0,
                 })
             },
         );
