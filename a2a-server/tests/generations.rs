@@ -69,7 +69,7 @@ fn v11() -> CallContext {
 
 fn handler(store: impl Store, gate: &Arc<Semaphore>) -> RequestHandler {
     RequestHandler::builder(Counter(gate.clone()))
-        .agent_card(AgentCard::builder("counter", "counts").build())
+        .agent_card(AgentCard::builder("counter", "counts").streaming(true).build())
         .task_store(store)
         .build()
         .expect("a handler")
@@ -141,27 +141,41 @@ async fn generations_are_the_log_numbering_in_memory() {
     check_store(&h).await;
 }
 
+/// A runtime per process: dropping it ends every task the server spawned, as an exit does.
 #[cfg(feature = "sled")]
-#[tokio::test]
-async fn generations_survive_a_sled_restart_and_go_on_from_there() {
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+#[cfg(feature = "sled")]
+#[test]
+fn generations_survive_a_sled_restart_and_go_on_from_there() {
     use a2a_server::SledStore;
     let gate = Arc::new(Semaphore::new(0));
     let dir = tempfile::tempdir().unwrap();
-    let (counted, asked) = {
-        let h = handler(SledStore::open(dir.path()).unwrap(), &gate);
+    let open = || handler(SledStore::open(dir.path()).unwrap(), &gate);
+    let (counted, asked) = runtime().block_on(async {
+        let h = open();
         let ids = check_store(&h).await;
         h.flush().await.unwrap();
         ids
-    };
-    let h = handler(SledStore::open(dir.path()).unwrap(), &gate);
-    assert_eq!(generation_of(&h, &counted).await, 7);
-    assert_eq!(replay(&h, &counted).await, (1..=7).collect::<Vec<_>>());
-    assert_eq!(generation_of(&h, &asked).await, 1);
-    // The answer moves it on from 1: WORKING at 2, COMPLETED at 3.
-    let answer = Message::user_text("this one").with_task_id(asked.clone());
-    let done = task(h.send_message(&v11(), SendMessageRequest::new(answer)).await.unwrap());
-    assert_eq!((done.status.state, done.generation), (TaskState::Completed, 3));
-    assert_eq!(replay(&h, &asked).await, vec![1, 2, 3]);
+    });
+    runtime().block_on(async {
+        let h = open();
+        assert_eq!(generation_of(&h, &counted).await, 7);
+        assert_eq!(replay(&h, &counted).await, (1..=7).collect::<Vec<_>>());
+        assert_eq!(generation_of(&h, &asked).await, 1);
+        // The answer moves it on from 1: WORKING at 2, COMPLETED at 3.
+        let answer = Message::user_text("this one").with_task_id(asked.clone());
+        let request = SendMessageRequest::new(answer);
+        let done = task(h.send_message(&v11(), request).await.unwrap());
+        assert_eq!((done.status.state, done.generation), (TaskState::Completed, 3));
+        assert_eq!(replay(&h, &asked).await, vec![1, 2, 3]);
+    });
 }
 
 /// Two answers to `id` at generation `at`, sent to `a` and `b` at once: exactly one wins,
@@ -208,7 +222,7 @@ async fn replica(db: &pg::TestSchema, gate: &Arc<Semaphore>) -> RequestHandler {
     let store = db.store().await;
     let bus = store.event_bus().await.unwrap();
     RequestHandler::builder(Counter(gate.clone()))
-        .agent_card(AgentCard::builder("counter", "counts").build())
+        .agent_card(AgentCard::builder("counter", "counts").streaming(true).build())
         .leases(store.leases())
         .event_bus(bus)
         .task_store(store)
@@ -238,9 +252,10 @@ async fn on_postgres_a_second_replica_sees_the_same_generations_and_long_polls_w
     let held = task(a.send_message(&v11(), req).await.unwrap());
     assert_eq!(held.generation, 1);
     let mut slowest = Duration::ZERO;
+    let cx = v11();
     for at in 1..=5 {
         let poll = b.get_task(
-            &v11(),
+            &cx,
             GetTaskRequest::new(held.id.clone()).with_current_generation(at),
         );
         tokio::pin!(poll);

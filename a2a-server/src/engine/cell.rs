@@ -80,7 +80,7 @@ pub(crate) enum Outcome {
 
 /// `TaskGenerationMismatchError`: a continuation required generation `required` of task `id`,
 /// which is at `current`.
-fn generation_mismatch(id: &TaskId, required: i64, current: u64) -> Error {
+pub(crate) fn generation_mismatch(id: &TaskId, required: i64, current: u64) -> Error {
     Error::new(
         ErrorKind::TaskGenerationMismatch,
         format!("Task generation mismatch: expected {required} but current generation is {current}"),

@@ -192,6 +192,16 @@ impl Engine {
                 }
                 self.release_claim(&key).await?;
             }
+            // An ended task is never continued; a wrong `ifGenerationMatch` says so first.
+            if let Some(required) = if_generation_match
+                && i64::try_from(stored.version) != Ok(required)
+            {
+                return Err(super::cell::generation_mismatch(
+                    &task_id,
+                    required,
+                    stored.version,
+                ));
+            }
             return Ok(None);
         }
         message.context_id = Some(stored.task.context_id.clone());
