@@ -84,6 +84,7 @@ fn send_request(v03: bool) -> BoxedStrategy<SendMessageRequest> {
                 task_push_notification_config: push,
                 history_length,
                 return_immediately,
+                if_generation_match: None,
             }
         });
     (
