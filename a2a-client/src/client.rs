@@ -15,6 +15,7 @@ use a2a_core::{
     GetTaskPushNotificationConfigRequest, GetTaskRequest, HasTenant,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
     ListTasksRequest, ListTasksResponse, Message, Method, PROTOCOL_VERSION_V03, Request,
+    has_generations,
     SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskId,
     TaskPushNotificationConfig,
 };
@@ -202,16 +203,21 @@ impl ClientBuilder {
                     || (i.protocol_version == PROTOCOL_VERSION_V03
                         && i.protocol_binding == BINDING_JSONRPC))
         };
+        // Per binding: 1.1 (task generations) first, then 1.0, then 0.3.
         let rank = |i: &AgentInterface| -> (usize, usize) {
             let pref = self
                 .preference
                 .iter()
                 .position(|b| b.name() == i.protocol_binding)
                 .unwrap_or(self.preference.len());
-            (
-                pref,
-                usize::from(i.protocol_version == PROTOCOL_VERSION_V03),
-            )
+            let version = if has_generations(&i.protocol_version) {
+                0
+            } else if i.protocol_version == PROTOCOL_VERSION_V03 {
+                2
+            } else {
+                1
+            };
+            (pref, version)
         };
         card.supported_interfaces
             .iter()
@@ -235,8 +241,10 @@ impl ClientBuilder {
     /// A client for the agent described by `card`.
     pub fn build_from_card(self, card: AgentCard) -> Result<Client, Error> {
         let interface = self.select_interface(&card)?.clone();
+        let v1_1 = has_generations(&interface.protocol_version);
         let transport: Box<dyn Transport> = if interface.protocol_binding == BINDING_GRPC {
-            Box::new(GrpcTransport::new(&interface.url, self.connect_timeout)?)
+            let t = GrpcTransport::new(&interface.url, self.connect_timeout)?;
+            Box::new(if v1_1 { t.v1_1() } else { t })
         } else {
             let http = self.http()?;
             let url = reqwest::Url::parse(&interface.url)
@@ -245,8 +253,10 @@ impl ClientBuilder {
                 interface.protocol_binding.as_str(),
                 interface.protocol_version.as_str(),
             ) {
+                (BINDING_HTTP_JSON, _) if v1_1 => Box::new(RestTransport::new(http, url).v1_1()),
                 (BINDING_HTTP_JSON, _) => Box::new(RestTransport::new(http, url)),
                 (_, PROTOCOL_VERSION_V03) => Box::new(JsonRpcTransport::new_v03(http, url)),
+                _ if v1_1 => Box::new(JsonRpcTransport::new(http, url).v1_1()),
                 _ => Box::new(JsonRpcTransport::new(http, url)),
             }
         };
@@ -411,6 +421,13 @@ impl Client {
         self.inner.streaming
     }
 
+    /// Whether the client speaks A2A 1.1 to the agent (the card offers a 1.1 interface of the
+    /// binding it chose): tasks and events carry their generation, `GetTask` can long-poll
+    /// ([`Client::wait_for_change`]) and sends can set `ifGenerationMatch`.
+    pub fn speaks_generations(&self) -> bool {
+        has_generations(self.inner.transport.binding().1)
+    }
+
     /// The call's headers: the interceptors', the access token (a new one if `refresh`), the
     /// trace context.
     async fn options(&self, method: Method, refresh: bool) -> Result<CallOptions, Error> {
@@ -524,6 +541,18 @@ impl Client {
     /// `GetTask`.
     pub async fn get_task(&self, id: impl Into<TaskId>) -> Result<Task, Error> {
         self.call(&GetTaskRequest::new(id)).await
+    }
+
+    /// A2A 1.1 long poll: `GetTask` answered once the task's generation is past `generation`
+    /// (or when the agent's wait is over: then the task may be unchanged). Needs
+    /// [`Client::speaks_generations`]; a 1.0 agent answers at once.
+    pub async fn wait_for_change(
+        &self,
+        id: impl Into<TaskId>,
+        generation: i64,
+    ) -> Result<Task, Error> {
+        self.call(&GetTaskRequest::new(id).with_current_generation(generation))
+            .await
     }
 
     /// `ListTasks`.

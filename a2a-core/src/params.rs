@@ -56,6 +56,16 @@ impl SendMessageRequest {
         self
     }
 
+    /// A2A 1.1 optimistic concurrency: continue the task only if its generation is still
+    /// `generation` (else `TaskGenerationMismatchError`, -32010 / 409 / ABORTED).
+    #[must_use]
+    pub fn with_if_generation_match(mut self, generation: i64) -> Self {
+        self.configuration
+            .get_or_insert_with(Default::default)
+            .if_generation_match = Some(generation);
+        self
+    }
+
     /// Limits the history in the returned task.
     #[must_use]
     pub fn with_history_length(mut self, n: i32) -> Self {

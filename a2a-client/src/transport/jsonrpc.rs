@@ -20,6 +20,8 @@ pub struct JsonRpcTransport {
     http: reqwest::Client,
     url: reqwest::Url,
     v03: bool,
+    /// The `A2A-Version` sent (v1 only).
+    version: &'static str,
     next_id: AtomicU64,
 }
 
@@ -30,8 +32,16 @@ impl JsonRpcTransport {
             http,
             url,
             v03: false,
+            version: a2a_core::PROTOCOL_VERSION,
             next_id: AtomicU64::new(1),
         }
+    }
+
+    /// Speaks A2A 1.1 (`A2A-Version: 1.1`: answers carry task generations).
+    #[must_use]
+    pub fn v1_1(mut self) -> Self {
+        self.version = a2a_core::PROTOCOL_VERSION_1_1;
+        self
     }
 
     /// A v0.3 JSON-RPC transport posting to `url`.
@@ -81,7 +91,7 @@ impl JsonRpcTransport {
             .query(&options.query)
             .body(body);
         if !self.v03 {
-            request = request.header("A2A-Version", "1.0");
+            request = request.header("A2A-Version", self.version);
         }
         if streaming {
             request = stream_headers(request, options);
@@ -139,6 +149,7 @@ impl Transport for JsonRpcTransport {
             http: self.http.clone(),
             url: self.url.clone(),
             v03: self.v03,
+            version: self.version,
             next_id: AtomicU64::new(0),
         };
         Ok(sse::events(response)
@@ -158,7 +169,7 @@ impl Transport for JsonRpcTransport {
             if self.v03 {
                 a2a_core::PROTOCOL_VERSION_V03
             } else {
-                a2a_core::PROTOCOL_VERSION
+                self.version
             },
         )
     }

@@ -18,6 +18,8 @@ use serde_json::{Map, Value};
 pub struct RestTransport {
     http: reqwest::Client,
     base: String,
+    /// The `A2A-Version` sent.
+    version: &'static str,
 }
 
 impl RestTransport {
@@ -26,7 +28,15 @@ impl RestTransport {
         Self {
             http,
             base: base.as_str().trim_end_matches('/').to_owned(),
+            version: a2a_core::PROTOCOL_VERSION,
         }
+    }
+
+    /// Speaks A2A 1.1 (`A2A-Version: 1.1`: answers carry task generations).
+    #[must_use]
+    pub fn v1_1(mut self) -> Self {
+        self.version = a2a_core::PROTOCOL_VERSION_1_1;
+        self
     }
 }
 
@@ -89,7 +99,7 @@ impl RestTransport {
                 .http
                 .request(verb, &url)
                 .headers(options.headers.clone())
-                .header("A2A-Version", "1.0")
+                .header("A2A-Version", self.version)
                 .query(&query);
             if let Some(b) = &body {
                 request = request
@@ -151,6 +161,6 @@ impl Transport for RestTransport {
     }
 
     fn binding(&self) -> (&'static str, &'static str) {
-        (a2a_core::BINDING_HTTP_JSON, a2a_core::PROTOCOL_VERSION)
+        (a2a_core::BINDING_HTTP_JSON, self.version)
     }
 }
