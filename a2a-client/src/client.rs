@@ -15,9 +15,8 @@ use a2a_core::{
     GetTaskPushNotificationConfigRequest, GetTaskRequest, HasTenant,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
     ListTasksRequest, ListTasksResponse, Message, Method, PROTOCOL_VERSION_V03, Request,
-    has_generations,
     SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskId,
-    TaskPushNotificationConfig,
+    TaskPushNotificationConfig, has_generations,
 };
 use futures::stream::{BoxStream, StreamExt as _};
 use std::borrow::Cow;

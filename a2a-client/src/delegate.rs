@@ -183,7 +183,9 @@ impl Client {
                 // A 1.1 stream numbers the task's changes: a gap means events were missed, and
                 // the task is read again instead of folding an incomplete stream.
                 let seen = event.generation();
-                if let Some(t) = task.as_ref().filter(|t| t.generation > 0 && seen > t.generation + 1)
+                if let Some(t) = task
+                    .as_ref()
+                    .filter(|t| t.generation > 0 && seen > t.generation + 1)
                     && let Ok(fresh) = self.get_task(t.id.clone()).await
                     && fresh.generation >= seen
                 {

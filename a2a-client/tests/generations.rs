@@ -46,7 +46,9 @@ each_binding! {
 async fn delegation_by_polling_a_1_0_agent_polls_on_its_interval() {
     let server = TestServer::demo().await;
     // Built for a URL, without the card: a 1.0 client.
-    let client = a2a_client::Client::builder().build_jsonrpc(&server.url).expect("client");
+    let client = a2a_client::Client::builder()
+        .build_jsonrpc(&server.url)
+        .expect("client");
     assert!(!client.speaks_generations());
     let interval = Duration::from_millis(300);
     let options = DelegateOptions::default()
@@ -55,9 +57,12 @@ async fn delegation_by_polling_a_1_0_agent_polls_on_its_interval() {
         .poll_interval(interval, interval);
     let started = Instant::now();
     let task = task_of(
-        within("delegate", client.delegate(Message::user_text("countdown 2"), options))
-            .await
-            .expect("delegate"),
+        within(
+            "delegate",
+            client.delegate(Message::user_text("countdown 2"), options),
+        )
+        .await
+        .expect("delegate"),
     );
     assert_eq!(task.status.state, TaskState::Completed);
     assert_eq!(task.generation, 0, "a 1.0 answer has none");

@@ -63,9 +63,18 @@ fn the_request_fields_have_their_protojson_names() {
 fn the_proto_field_numbers_are_the_branchs() {
     let number = |ty: &schema::MessageType, name: &str| ty.field(name).map(|f| f.number);
     assert_eq!(number(&schema::TASK, "generation"), Some(7));
-    assert_eq!(number(&schema::TASK_STATUS_UPDATE_EVENT, "generation"), Some(5));
-    assert_eq!(number(&schema::TASK_ARTIFACT_UPDATE_EVENT, "generation"), Some(7));
-    assert_eq!(number(&schema::GET_TASK_REQUEST, "currentGeneration"), Some(4));
+    assert_eq!(
+        number(&schema::TASK_STATUS_UPDATE_EVENT, "generation"),
+        Some(5)
+    );
+    assert_eq!(
+        number(&schema::TASK_ARTIFACT_UPDATE_EVENT, "generation"),
+        Some(7)
+    );
+    assert_eq!(
+        number(&schema::GET_TASK_REQUEST, "currentGeneration"),
+        Some(4)
+    );
     assert_eq!(
         number(&schema::SEND_MESSAGE_CONFIGURATION, "ifGenerationMatch"),
         Some(5)

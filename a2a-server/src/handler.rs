@@ -74,8 +74,7 @@ impl CallContext {
     /// Whether the call speaks A2A 1.1 or later (`A2A-Version`): its answers carry the tasks'
     /// and events' `generation`, which a 1.0 client must not see.
     pub fn generations(&self) -> bool {
-        !self.v03
-            && (self.service_params.version.as_deref()).is_some_and(a2a_core::has_generations)
+        !self.v03 && (self.service_params.version.as_deref()).is_some_and(a2a_core::has_generations)
     }
 
     /// Sets the tenant (from the request's `tenant` field or path).
@@ -110,7 +109,8 @@ fn for_call(cx: &CallContext, events: EventStream) -> EventStream {
     }
     events
         .map(|mut e| {
-            e.event.set_generation(i64::try_from(e.seq).unwrap_or(i64::MAX));
+            e.event
+                .set_generation(i64::try_from(e.seq).unwrap_or(i64::MAX));
             e
         })
         .boxed()

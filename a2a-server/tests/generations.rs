@@ -69,7 +69,11 @@ fn v11() -> CallContext {
 
 fn handler(store: impl Store, gate: &Arc<Semaphore>) -> RequestHandler {
     RequestHandler::builder(Counter(gate.clone()))
-        .agent_card(AgentCard::builder("counter", "counts").streaming(true).build())
+        .agent_card(
+            AgentCard::builder("counter", "counts")
+                .streaming(true)
+                .build(),
+        )
         .task_store(store)
         .build()
         .expect("a handler")
@@ -99,7 +103,10 @@ async fn stream(h: &RequestHandler, text: &str) -> (Vec<(u64, i64)>, a2a_core::T
     .await
     .unwrap();
     let id = events[0].event.task_id().expect("a task event").clone();
-    let pairs = events.iter().map(|e| (e.seq, e.event.generation())).collect();
+    let pairs = events
+        .iter()
+        .map(|e| (e.seq, e.event.generation()))
+        .collect();
     (pairs, id)
 }
 
@@ -130,7 +137,10 @@ async fn check_store(h: &RequestHandler) -> (a2a_core::TaskId, a2a_core::TaskId)
     assert_eq!(generation_of(h, &counted).await, 7);
     assert_eq!(replay(h, &counted).await, (1..=7).collect::<Vec<_>>());
     let asked = task(h.send_message(&v11(), send("ask")).await.unwrap());
-    assert_eq!((asked.status.state, asked.generation), (TaskState::InputRequired, 1));
+    assert_eq!(
+        (asked.status.state, asked.generation),
+        (TaskState::InputRequired, 1)
+    );
     (counted, asked.id)
 }
 
@@ -173,7 +183,10 @@ fn generations_survive_a_sled_restart_and_go_on_from_there() {
         let answer = Message::user_text("this one").with_task_id(asked.clone());
         let request = SendMessageRequest::new(answer);
         let done = task(h.send_message(&v11(), request).await.unwrap());
-        assert_eq!((done.status.state, done.generation), (TaskState::Completed, 3));
+        assert_eq!(
+            (done.status.state, done.generation),
+            (TaskState::Completed, 3)
+        );
         assert_eq!(replay(&h, &asked).await, vec![1, 2, 3]);
     });
 }
@@ -222,7 +235,11 @@ async fn replica(db: &pg::TestSchema, gate: &Arc<Semaphore>) -> RequestHandler {
     let store = db.store().await;
     let bus = store.event_bus().await.unwrap();
     RequestHandler::builder(Counter(gate.clone()))
-        .agent_card(AgentCard::builder("counter", "counts").streaming(true).build())
+        .agent_card(
+            AgentCard::builder("counter", "counts")
+                .streaming(true)
+                .build(),
+        )
         .leases(store.leases())
         .event_bus(bus)
         .task_store(store)
@@ -260,7 +277,9 @@ async fn on_postgres_a_second_replica_sees_the_same_generations_and_long_polls_w
         );
         tokio::pin!(poll);
         assert!(
-            timeout(Duration::from_millis(200), &mut poll).await.is_err(),
+            timeout(Duration::from_millis(200), &mut poll)
+                .await
+                .is_err(),
             "held while the task stays at {at}"
         );
         let changed = Instant::now();

@@ -22,7 +22,10 @@ fn generation(v: &Value) -> i64 {
 
 /// The object inside a StreamResponse (`task`, `statusUpdate`, …).
 fn payload(event: &Value) -> &Value {
-    event.as_object().and_then(|o| o.values().next()).expect("one member")
+    event
+        .as_object()
+        .and_then(|o| o.values().next())
+        .expect("one member")
 }
 
 /// Whether `v` has a `generation` key at any depth.
@@ -58,10 +61,18 @@ async fn a_countdowns_generations_run_from_1_without_gaps_in_event_order_on_ever
         let events = countdown(&server, binding).await;
         // 3 × (WORKING, chunk), then COMPLETED, the first WORKING creating the task: 7 events.
         let generations: Vec<i64> = events.iter().map(|e| generation(payload(e))).collect();
-        assert_eq!(generations, (1..=7).collect::<Vec<_>>(), "{binding:?}: {events:#?}");
+        assert_eq!(
+            generations,
+            (1..=7).collect::<Vec<_>>(),
+            "{binding:?}: {events:#?}"
+        );
         let id = str_at(payload(&events[0]), "id").to_owned();
         let task = call(&server, binding, Op::GetTask, json!({"id": id})).await;
-        assert_eq!(generation(&task), 7, "{binding:?}: the task is at its last event's");
+        assert_eq!(
+            generation(&task),
+            7,
+            "{binding:?}: the task is at its last event's"
+        );
         // A replay of the log carries the same generations (SSE ids are the same numbers).
         let mut replay = server
             .open_stream(
@@ -93,15 +104,26 @@ async fn a_1_0_request_gets_no_generation_field_anywhere() {
     for binding in ALL {
         for headers in [V10, &[][..]] {
             let mut stream = server
-                .open_stream(binding, Op::SendStreamingMessage, send_params("countdown 2"), headers)
+                .open_stream(
+                    binding,
+                    Op::SendStreamingMessage,
+                    send_params("countdown 2"),
+                    headers,
+                )
                 .await
                 .unwrap_or_else(|e| panic!("{binding:?}: {:#}", e.body));
             let events = within("the countdown ends", stream.rest()).await;
-            assert!(!events.iter().any(has_generation), "{binding:?} {headers:?}: {events:#?}");
+            assert!(
+                !events.iter().any(has_generation),
+                "{binding:?} {headers:?}: {events:#?}"
+            );
             let id = str_at(payload(&events[0]), "id").to_owned();
             // A currentGeneration in a 1.0 request is an unknown field: answered at once.
             let get = json!({"id": id, "currentGeneration": "99"});
-            let task = server.call_with(binding, Op::GetTask, get, headers).await.unwrap();
+            let task = server
+                .call_with(binding, Op::GetTask, get, headers)
+                .await
+                .unwrap();
             assert!(!has_generation(&task), "{binding:?} {headers:?}: {task:#}");
             let sent = server
                 .call_with(binding, Op::SendMessage, send_params("hello"), headers)
@@ -112,7 +134,10 @@ async fn a_1_0_request_gets_no_generation_field_anywhere() {
                 .call_with(binding, Op::ListTasks, json!({}), headers)
                 .await
                 .unwrap();
-            assert!(!has_generation(&listed), "{binding:?} {headers:?}: {listed:#}");
+            assert!(
+                !has_generation(&listed),
+                "{binding:?} {headers:?}: {listed:#}"
+            );
             let asked = server
                 .call_with(binding, Op::SendMessage, send_params("greet"), headers)
                 .await
@@ -150,7 +175,10 @@ async fn a_long_poll_is_held_until_the_task_changes_on_every_binding() {
         let id = working(&server, binding).await;
         // Already past: answered at once.
         let past = json!({"id": id, "currentGeneration": "0"});
-        assert_eq!(generation(&call(&server, binding, Op::GetTask, past).await), 1);
+        assert_eq!(
+            generation(&call(&server, binding, Op::GetTask, past).await),
+            1
+        );
         let held = json!({"id": id, "currentGeneration": "1"});
         let poll = server.call_with(binding, Op::GetTask, held, V11);
         tokio::pin!(poll);
@@ -165,14 +193,25 @@ async fn a_long_poll_is_held_until_the_task_changes_on_every_binding() {
         gate.step(Step::Working("more".into()));
         let task = within("the long poll returns", poll).await.unwrap();
         assert_eq!(generation(&task), 2, "{binding:?}: {task:#}");
-        assert!(released.elapsed() < Duration::from_secs(2), "{binding:?}: woken by the change");
+        assert!(
+            released.elapsed() < Duration::from_secs(2),
+            "{binding:?}: woken by the change"
+        );
         gate.step(Step::Complete);
         let done = json!({"id": id, "currentGeneration": "2"});
-        let task = within("the task completes", call(&server, binding, Op::GetTask, done)).await;
+        let task = within(
+            "the task completes",
+            call(&server, binding, Op::GetTask, done),
+        )
+        .await;
         assert_eq!(generation(&task), 3, "{binding:?}: {task:#}");
         // An ended task never changes: a long poll at its generation is answered at once.
         let ended = json!({"id": id, "currentGeneration": "3"});
-        let task = within("an ended task answers at once", call(&server, binding, Op::GetTask, ended)).await;
+        let task = within(
+            "an ended task answers at once",
+            call(&server, binding, Op::GetTask, ended),
+        )
+        .await;
         assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
         assert_eq!(generation(&task), 3);
     }
@@ -195,12 +234,16 @@ async fn a_long_poll_ends_at_the_servers_wait_and_past_the_cap_at_once() {
         let task = call(&server, Binding::Grpc, Op::GetTask, held.clone()).await;
         (task, at.elapsed())
     };
-    let (first, (second, second_took)) = within("both polls return", async { tokio::join!(first, second) }).await;
+    let (first, (second, second_took)) =
+        within("both polls return", async { tokio::join!(first, second) }).await;
     let first = first.unwrap();
     assert_eq!(generation(&first), 1, "the wait ran out: the task as it is");
     assert!(started.elapsed() >= wait, "held for the server's wait");
     assert_eq!(generation(&second), 1);
-    assert!(second_took < wait, "past the cap, answered at once ({second_took:?})");
+    assert!(
+        second_took < wait,
+        "past the cap, answered at once ({second_took:?})"
+    );
 }
 
 #[tokio::test]
@@ -211,9 +254,18 @@ async fn rest_long_polls_with_the_current_generation_query_parameter() {
     let url = server.url(&format!("/tasks/{id}?currentGeneration=1"));
     let poll = server.http.get(url).header("A2A-Version", "1.1").send();
     tokio::pin!(poll);
-    assert!(tokio::time::timeout(Duration::from_millis(300), &mut poll).await.is_err());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), &mut poll)
+            .await
+            .is_err()
+    );
     gate.step(Step::Working("more".into()));
-    let task: Value = within("the poll returns", poll).await.unwrap().json().await.unwrap();
+    let task: Value = within("the poll returns", poll)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(generation(&task), 2, "{task:#}");
     gate.step(Step::Complete);
 }
@@ -231,7 +283,10 @@ async fn of_two_answers_at_the_same_generation_exactly_one_wins_on_every_binding
             p["configuration"] = json!({"ifGenerationMatch": at.to_string()});
             server.call_with(binding, Op::SendMessage, p, V11)
         };
-        let (a, b) = within("both answers return", async { tokio::join!(answer("Ada"), answer("Bob")) }).await;
+        let (a, b) = within("both answers return", async {
+            tokio::join!(answer("Ada"), answer("Bob"))
+        })
+        .await;
         let (won, lost) = match (a, b) {
             (Ok(won), Err(lost)) | (Err(lost), Ok(won)) => (won, lost),
             (a, b) => panic!("{binding:?}: exactly one must win: {a:?} / {b:?}"),
@@ -246,7 +301,10 @@ async fn of_two_answers_at_the_same_generation_exactly_one_wins_on_every_binding
         let stale = generation(&asked["task"]) - 1;
         let mut p = reply_params(&id, "Cy");
         p["configuration"] = json!({"ifGenerationMatch": stale.to_string()});
-        let err = server.call_with(binding, Op::SendMessage, p, V11).await.unwrap_err();
+        let err = server
+            .call_with(binding, Op::SendMessage, p, V11)
+            .await
+            .unwrap_err();
         err.assert_kind(Kind::TaskGenerationMismatch);
         // Ignored on a message that creates a task.
         let mut p = send_params("hello");
@@ -262,7 +320,10 @@ async fn a_negative_generation_is_invalid_params() {
     let server = TestServer::start(Kitchen).await;
     for binding in ALL {
         let get = json!({"id": "t-1", "currentGeneration": "-1"});
-        let err = server.call_with(binding, Op::GetTask, get, V11).await.unwrap_err();
+        let err = server
+            .call_with(binding, Op::GetTask, get, V11)
+            .await
+            .unwrap_err();
         err.assert_kind(Kind::InvalidParams);
     }
     server.stop().await;
@@ -281,12 +342,22 @@ async fn the_card_lists_a_1_1_interface_for_every_binding_after_the_1_0_ones() {
         .json()
         .await
         .unwrap();
-    let interfaces: Vec<(String, String)> = (card["supportedInterfaces"].as_array().unwrap().iter())
-        .map(|i| (i["protocolBinding"].as_str().unwrap().to_owned(), i["protocolVersion"].as_str().unwrap().to_owned()))
-        .collect();
+    let interfaces: Vec<(String, String)> =
+        (card["supportedInterfaces"].as_array().unwrap().iter())
+            .map(|i| {
+                (
+                    i["protocolBinding"].as_str().unwrap().to_owned(),
+                    i["protocolVersion"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
     for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
-        let v10 = interfaces.iter().position(|(b, v)| b == binding && v == "1.0");
-        let v11 = interfaces.iter().position(|(b, v)| b == binding && v == "1.1");
+        let v10 = interfaces
+            .iter()
+            .position(|(b, v)| b == binding && v == "1.0");
+        let v11 = interfaces
+            .iter()
+            .position(|(b, v)| b == binding && v == "1.1");
         assert!(v10.is_some() && v11 > v10, "{binding}: {interfaces:?}");
     }
     server.stop().await;

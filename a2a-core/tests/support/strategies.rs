@@ -187,7 +187,11 @@ pub(crate) fn task(v03: bool) -> BoxedStrategy<Task> {
         vec(message(v03), 0..3),
         metadata(),
         // A2A 1.1's int64 generation (0: unset); v0.3 has none.
-        if v03 { Just(0i64).boxed() } else { (0..=i64::MAX).boxed() },
+        if v03 {
+            Just(0i64).boxed()
+        } else {
+            (0..=i64::MAX).boxed()
+        },
     )
         .prop_map(
             |(id, context_id, status, artifacts, history, metadata, generation)| Task {

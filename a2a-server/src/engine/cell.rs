@@ -83,7 +83,9 @@ pub(crate) enum Outcome {
 pub(crate) fn generation_mismatch(id: &TaskId, required: i64, current: u64) -> Error {
     Error::new(
         ErrorKind::TaskGenerationMismatch,
-        format!("Task generation mismatch: expected {required} but current generation is {current}"),
+        format!(
+            "Task generation mismatch: expected {required} but current generation is {current}"
+        ),
     )
     .with_metadata("taskId", id.as_str())
     .with_metadata("expectedGeneration", required.to_string())

@@ -13,11 +13,9 @@ impl RequestHandler {
         self.check_media_types(&req.message)?;
         self.ready().await?;
         let extensions = self.check_extensions(cx)?;
-        let (push, if_generation_match) = req
-            .configuration
-            .map_or((None, None), |c| {
-                (c.task_push_notification_config, c.if_generation_match)
-            });
+        let (push, if_generation_match) = req.configuration.map_or((None, None), |c| {
+            (c.task_push_notification_config, c.if_generation_match)
+        });
         // A 1.0 request keeps 1.0 behaviour: the field is unknown there.
         let if_generation_match = if_generation_match.filter(|_| cx.generations());
         if let Some(config) = &push {
