@@ -70,7 +70,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let SendMessageResponse::Task(task) = outcome else {
                     return Err(Error::StreamEnded("a message instead of a task".into()));
                 };
-                let done = task.status.timestamp.map_or(noticed, Timestamp::unix_millis);
+                let done = task
+                    .status
+                    .timestamp
+                    .map_or(noticed, Timestamp::unix_millis);
                 Ok::<i64, Error>(noticed - done)
             })
         });
