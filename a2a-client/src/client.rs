@@ -17,7 +17,7 @@ use a2a_core::{
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
     ListTasksRequest, ListTasksResponse, Message, Method, PROTOCOL_VERSION_V03, Request,
     SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskId,
-    TaskPushNotificationConfig,
+    TaskPushNotificationConfig, has_generations,
 };
 use futures::stream::{BoxStream, StreamExt as _};
 use std::borrow::Cow;
@@ -210,16 +210,21 @@ impl ClientBuilder {
                     || (i.protocol_version == PROTOCOL_VERSION_V03
                         && i.protocol_binding == BINDING_JSONRPC))
         };
+        // Per binding: 1.1 (task generations) first, then 1.0, then 0.3.
         let rank = |i: &AgentInterface| -> (usize, usize) {
             let pref = self
                 .preference
                 .iter()
                 .position(|b| b.name() == i.protocol_binding)
                 .unwrap_or(self.preference.len());
-            (
-                pref,
-                usize::from(i.protocol_version == PROTOCOL_VERSION_V03),
-            )
+            let version = if has_generations(&i.protocol_version) {
+                0
+            } else if i.protocol_version == PROTOCOL_VERSION_V03 {
+                2
+            } else {
+                1
+            };
+            (pref, version)
         };
         card.supported_interfaces
             .iter()
@@ -261,10 +266,11 @@ impl ClientBuilder {
     /// A client for the agent described by `card`.
     pub fn build_from_card(self, card: AgentCard) -> Result<Client, Error> {
         let interface = self.select_interface(&card)?.clone();
+        let v1_1 = has_generations(&interface.protocol_version);
         let transport: Box<dyn Transport> = if interface.protocol_binding == BINDING_GRPC {
-            Box::new(
-                GrpcTransport::new(&interface.url, self.connect_timeout)?.with_limits(self.limits),
-            )
+            let t =
+                GrpcTransport::new(&interface.url, self.connect_timeout)?.with_limits(self.limits);
+            Box::new(if v1_1 { t.v1_1() } else { t })
         } else {
             let http = self.http()?;
             let url = reqwest::Url::parse(&interface.url)
@@ -274,12 +280,16 @@ impl ClientBuilder {
                 interface.protocol_version.as_str(),
             ) {
                 (BINDING_HTTP_JSON, _) => {
-                    Box::new(RestTransport::new(http, url).with_limits(self.limits))
+                    let t = RestTransport::new(http, url).with_limits(self.limits);
+                    Box::new(if v1_1 { t.v1_1() } else { t })
                 }
                 (_, PROTOCOL_VERSION_V03) => {
                     Box::new(JsonRpcTransport::new_v03(http, url).with_limits(self.limits))
                 }
-                _ => Box::new(JsonRpcTransport::new(http, url).with_limits(self.limits)),
+                _ => {
+                    let t = JsonRpcTransport::new(http, url).with_limits(self.limits);
+                    Box::new(if v1_1 { t.v1_1() } else { t })
+                }
             }
         };
         let streaming = card.capabilities.streaming();
@@ -443,6 +453,13 @@ impl Client {
         self.inner.streaming
     }
 
+    /// Whether the client speaks A2A 1.1 to the agent (the card offers a 1.1 interface of the
+    /// binding it chose): tasks and events carry their generation, `GetTask` can long-poll
+    /// ([`Client::wait_for_change`]) and sends can set `ifGenerationMatch`.
+    pub fn speaks_generations(&self) -> bool {
+        has_generations(self.inner.transport.binding().1)
+    }
+
     /// The call's headers: the interceptors', the access token (a new one if `refresh`), the
     /// trace context.
     async fn options(&self, method: Method, refresh: bool) -> Result<CallOptions, Error> {
@@ -547,6 +564,18 @@ impl Client {
     /// `GetTask`.
     pub async fn get_task(&self, id: impl Into<TaskId>) -> Result<Task, Error> {
         self.call(&GetTaskRequest::new(id)).await
+    }
+
+    /// A2A 1.1 long poll: `GetTask` answered once the task's generation is past `generation`
+    /// (or when the agent's wait is over: then the task may be unchanged). Needs
+    /// [`Client::speaks_generations`]; a 1.0 agent answers at once.
+    pub async fn wait_for_change(
+        &self,
+        id: impl Into<TaskId>,
+        generation: i64,
+    ) -> Result<Task, Error> {
+        self.call(&GetTaskRequest::new(id).with_current_generation(generation))
+            .await
     }
 
     /// `ListTasks`.

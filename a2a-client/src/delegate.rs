@@ -105,14 +105,34 @@ impl Client {
             yield Ok(StreamResponse::Task(task));
             let mut interval = options.poll_interval;
             while !last.status.state.ends_stream() {
-                tokio::time::sleep(interval).await;
-                match client.get_task(last.id.clone()).await {
+                // A 1.1 agent holds a long poll until the task changes: no interval then, but
+                // for an answer that came back unchanged at once (the agent's cap on held
+                // polls), which backs off as interval polling does.
+                let long_poll = client.speaks_generations() && last.generation > 0;
+                let asked = tokio::time::Instant::now();
+                if !long_poll {
+                    tokio::time::sleep(interval).await;
+                }
+                let read = if long_poll {
+                    client.wait_for_change(last.id.clone(), last.generation).await
+                } else {
+                    client.get_task(last.id.clone()).await
+                };
+                match read {
                     Ok(t) if t != last => {
                         interval = options.poll_interval;
                         last = t.clone();
                         yield Ok(StreamResponse::Task(t));
                     }
-                    Ok(_) => interval = (interval * 2).min(options.max_poll_interval),
+                    Ok(_) if long_poll && asked.elapsed() >= options.poll_interval => {}
+                    Ok(_) => {
+                        if long_poll {
+                            tokio::time::sleep(interval).await;
+                        }
+                        interval = (interval * 2).min(options.max_poll_interval);
+                    }
+                    // A long poll that outlasted this client's call timeout: ask again.
+                    Err(Error::Timeout(_)) if long_poll => {}
                     Err(e) => {
                         yield Err(e);
                         return;
@@ -160,6 +180,23 @@ impl Client {
             while let Some(event) = events.next().await {
                 let event = event?;
                 on_event(&event);
+                // A 1.1 stream numbers the task's changes: a gap means events were missed, and
+                // the task is read again instead of folding an incomplete stream.
+                let seen = event.generation();
+                if let Some(t) = task
+                    .as_ref()
+                    .filter(|t| t.generation > 0 && seen > t.generation + 1)
+                    && let Ok(fresh) = self.get_task(t.id.clone()).await
+                    && fresh.generation >= seen
+                {
+                    let before = t.status.clone();
+                    let ends = fresh.status.state.ends_stream() && fresh.status != before;
+                    task = Some(fresh);
+                    if ends {
+                        break;
+                    }
+                    continue;
+                }
                 if let (StreamResponse::Message(m), false) = (&event, continuing)
                     && m.task_id.is_none()
                     && task.is_none()

@@ -272,6 +272,35 @@ async fn get_shows_a_task_and_get_json_parses() {
 }
 
 #[tokio::test]
+async fn get_wait_returns_once_the_task_moved_past_the_generation() {
+    let server = TestServer::demo().await;
+    let client = library_client(&server).await;
+    let request = a2a_core::SendMessageRequest::new(a2a_core::Message::user_text("countdown 3"))
+        .with_return_immediately(true);
+    let task = task_of(
+        within("send", client.send_message(&request))
+            .await
+            .expect("send"),
+    );
+    // Long polls (the demo agent speaks 1.1) until past generation 5 of the 7 a countdown makes.
+    let args = [
+        "get",
+        &server.url,
+        task.id.as_str(),
+        "--json",
+        "--wait",
+        "--after",
+        "5",
+    ];
+    let run = a2a(&args).await;
+    run.expect_code(0);
+    let got: a2a_core::Task = serde_json::from_value(run.json()).expect("a task");
+    assert!(got.generation > 5, "{got:?}");
+    let run = a2a(&["get", &server.url, "t", "--after", "1"]).await;
+    run.expect_code(2);
+}
+
+#[tokio::test]
 async fn get_of_an_unknown_task_exits_3() {
     let server = TestServer::demo().await;
     let run = a2a(&["get", &server.url, "no-such-task"]).await;

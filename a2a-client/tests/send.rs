@@ -120,8 +120,9 @@ each_binding! {
 }
 
 #[tokio::test]
-async fn the_client_sends_a2a_version_1_0_with_every_call() {
+async fn the_client_sends_the_a2a_version_of_its_interface_with_every_call() {
     let server = TestServer::demo().await;
+    // The card offers 1.1 for every binding: a client from the card speaks it.
     for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
         let client = server.client(binding).await;
         within("send", client.send_text("v")).await.expect("send");
@@ -129,6 +130,13 @@ async fn the_client_sends_a2a_version_1_0_with_every_call() {
     let calls = server.seen.calls();
     assert_eq!(calls.len(), 3);
     for call in calls {
-        assert_eq!(call.header("a2a-version"), Some("1.0"), "{}", call.op());
+        assert_eq!(call.header("a2a-version"), Some("1.1"), "{}", call.op());
     }
+    // A client built for a URL, without the card, speaks 1.0.
+    server.seen.clear();
+    let client = a2a_client::Client::builder()
+        .build_jsonrpc(&server.url)
+        .expect("client");
+    within("send", client.send_text("v")).await.expect("send");
+    assert_eq!(server.seen.calls()[0].header("a2a-version"), Some("1.0"));
 }

@@ -27,6 +27,28 @@ pub const BINDING_GRPC: &str = "GRPC";
 pub const PROTOCOL_VERSION: &str = "1.0";
 /// The older protocol version this crate translates to and from.
 pub const PROTOCOL_VERSION_V03: &str = "0.3";
+/// The protocol version that adds task generations (long-poll `GetTask`, `ifGenerationMatch`):
+/// answers to a request of this version carry the `generation` fields, answers to a 1.0 one
+/// do not.
+pub const PROTOCOL_VERSION_1_1: &str = "1.1";
+
+/// Whether a protocol version (`"1.1"`, an `A2A-Version` value or an interface's
+/// `protocolVersion`) has task generations: 1.1 or a later 1.x.
+///
+/// ```
+/// assert!(a2a_core::has_generations("1.1"));
+/// assert!(a2a_core::has_generations("1.2"));
+/// assert!(!a2a_core::has_generations("1.0"));
+/// assert!(!a2a_core::has_generations("0.3"));
+/// assert!(!a2a_core::has_generations("1"));
+/// ```
+pub fn has_generations(protocol_version: &str) -> bool {
+    let mut parts = protocol_version.trim().splitn(3, '.');
+    match (parts.next(), parts.next().map(str::parse::<u32>)) {
+        (Some("1"), Some(Ok(minor))) => minor >= 1,
+        _ => false,
+    }
+}
 
 /// A self-describing manifest of an agent: who it is, where and how to reach it, what it can do.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -45,6 +45,8 @@ pub enum ErrorKind {
     ExtensionSupportRequired,
     /// The requested protocol version is not supported (-32009).
     VersionNotSupported,
+    /// A2A 1.1: the task's generation is not the `ifGenerationMatch` of the message (-32010).
+    TaskGenerationMismatch,
     /// The caller is not authenticated (HTTP 401).
     Unauthenticated,
     /// The caller may not do this (HTTP 403).
@@ -70,7 +72,7 @@ pub struct ErrorCodes {
 
 impl ErrorKind {
     /// Every kind.
-    pub const ALL: [ErrorKind; 17] = [
+    pub const ALL: [ErrorKind; 18] = [
         ErrorKind::ParseError,
         ErrorKind::InvalidRequest,
         ErrorKind::MethodNotFound,
@@ -85,6 +87,7 @@ impl ErrorKind {
         ErrorKind::ExtendedAgentCardNotConfigured,
         ErrorKind::ExtensionSupportRequired,
         ErrorKind::VersionNotSupported,
+        ErrorKind::TaskGenerationMismatch,
         ErrorKind::Unauthenticated,
         ErrorKind::PermissionDenied,
         ErrorKind::PayloadTooLarge,
@@ -197,15 +200,24 @@ impl ErrorKind {
                 "VERSION_NOT_SUPPORTED",
                 "Protocol version not supported",
             ),
-            Unauthenticated => row(
+            TaskGenerationMismatch => row(
                 -32010,
+                409,
+                "ABORTED",
+                "TASK_GENERATION_MISMATCH",
+                "Task generation mismatch",
+            ),
+            // The spec gives no JSON-RPC code to 401/403; these are this crate's, at the top of
+            // JSON-RPC's server-error range, away from the codes A2A adds from -32001 on.
+            Unauthenticated => row(
+                -32098,
                 401,
                 "UNAUTHENTICATED",
                 "UNAUTHENTICATED",
                 "Authentication required",
             ),
             PermissionDenied => row(
-                -32011,
+                -32099,
                 403,
                 "PERMISSION_DENIED",
                 "UNAUTHORIZED",
@@ -421,6 +433,7 @@ impl Error {
                 401 => Some(ErrorKind::Unauthenticated),
                 403 => Some(ErrorKind::PermissionDenied),
                 404 => Some(ErrorKind::TaskNotFound),
+                409 => Some(ErrorKind::TaskGenerationMismatch),
                 413 => Some(ErrorKind::PayloadTooLarge),
                 _ => None,
             }

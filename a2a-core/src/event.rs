@@ -2,7 +2,7 @@
 
 use crate::ids::{ContextId, TaskId};
 use crate::message::{Message, Metadata};
-use crate::serde_util::{is_false, null_as_default};
+use crate::serde_util::{int64, int64_string, is_false, is_zero, null_as_default};
 use crate::task::{Artifact, Task, TaskState, TaskStatus};
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +21,15 @@ pub struct TaskStatusUpdateEvent {
     /// Extension data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// The task's generation after this change (A2A 1.1; 0: not known, or a 1.0 answer). A
+    /// gap between two events' generations means an event was missed: re-read the task.
+    #[serde(
+        default,
+        deserialize_with = "int64",
+        serialize_with = "int64_string",
+        skip_serializing_if = "is_zero"
+    )]
+    pub generation: i64,
 }
 
 /// A new or updated artifact of a task (whole, or one chunk of it).
@@ -44,6 +53,15 @@ pub struct TaskArtifactUpdateEvent {
     /// Extension data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// The task's generation after this change (A2A 1.1; 0: not known, or a 1.0 answer). A
+    /// gap between two events' generations means an event was missed: re-read the task.
+    #[serde(
+        default,
+        deserialize_with = "int64",
+        serialize_with = "int64_string",
+        skip_serializing_if = "is_zero"
+    )]
+    pub generation: i64,
 }
 
 /// The result of `SendMessage`: a task, or a direct message reply.
@@ -115,6 +133,27 @@ impl StreamResponse {
             *metadata = None;
         }
         entry.get(EVENT_ID)?.as_str().map(str::to_owned)
+    }
+
+    /// Sets the task's generation a task snapshot or update carries (A2A 1.1); a message has
+    /// none.
+    pub fn set_generation(&mut self, generation: i64) {
+        match self {
+            StreamResponse::Task(t) => t.generation = generation,
+            StreamResponse::StatusUpdate(e) => e.generation = generation,
+            StreamResponse::ArtifactUpdate(e) => e.generation = generation,
+            StreamResponse::Message(_) => {}
+        }
+    }
+
+    /// The generation a task snapshot or update carries (0: none, or a message).
+    pub fn generation(&self) -> i64 {
+        match self {
+            StreamResponse::Task(t) => t.generation,
+            StreamResponse::StatusUpdate(e) => e.generation,
+            StreamResponse::ArtifactUpdate(e) => e.generation,
+            StreamResponse::Message(_) => 0,
+        }
     }
 
     /// The task this event is about, if any.

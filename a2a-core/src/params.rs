@@ -3,7 +3,9 @@
 
 use crate::ids::{ContextId, TaskId};
 use crate::message::{Message, Metadata};
-use crate::serde_util::{empty_as_none, int32, is_false, null_as_default, opt_int32};
+use crate::serde_util::{
+    empty_as_none, int32, is_false, null_as_default, opt_int32, opt_int64, opt_int64_string,
+};
 use crate::task::{Task, TaskState};
 use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -55,6 +57,16 @@ impl SendMessageRequest {
         self.configuration
             .get_or_insert_with(Default::default)
             .return_immediately = on;
+        self
+    }
+
+    /// A2A 1.1 optimistic concurrency: continue the task only if its generation is still
+    /// `generation` (else `TaskGenerationMismatchError`, -32010 / 409 / ABORTED).
+    #[must_use]
+    pub fn with_if_generation_match(mut self, generation: i64) -> Self {
+        self.configuration
+            .get_or_insert_with(Default::default)
+            .if_generation_match = Some(generation);
         self
     }
 
@@ -121,6 +133,16 @@ pub struct SendMessageConfiguration {
         skip_serializing_if = "is_false"
     )]
     pub return_immediately: bool,
+    /// A2A 1.1 optimistic concurrency: continue the task only if its generation is still this
+    /// one, else `TaskGenerationMismatchError`. Ignored when the message creates a task.
+    #[serde(
+        default,
+        alias = "if_generation_match",
+        deserialize_with = "opt_int64",
+        serialize_with = "opt_int64_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub if_generation_match: Option<i64>,
 }
 
 /// `GetTask` parameters.
@@ -145,6 +167,16 @@ pub struct GetTaskRequest {
         skip_serializing_if = "Option::is_none"
     )]
     pub history_length: Option<i32>,
+    /// A2A 1.1 long poll: answer once the task's generation is past this one (or the server's
+    /// wait is over). Unset: answer at once.
+    #[serde(
+        default,
+        alias = "current_generation",
+        deserialize_with = "opt_int64",
+        serialize_with = "opt_int64_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub current_generation: Option<i64>,
 }
 
 impl GetTaskRequest {
@@ -154,6 +186,13 @@ impl GetTaskRequest {
             id: id.into(),
             ..Self::default()
         }
+    }
+
+    /// Long-polls (A2A 1.1): the answer waits until the task's generation is past `generation`.
+    #[must_use]
+    pub fn with_current_generation(mut self, generation: i64) -> Self {
+        self.current_generation = Some(generation);
+        self
     }
 }
 

@@ -128,3 +128,84 @@ macro_rules! object_only {
 }
 
 pub(crate) use object_only;
+
+/// `skip_serializing_if` for plain proto3 `int64` fields: 0 is the default and is omitted.
+pub(crate) fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+/// Writes an `int64` as ProtoJSON does: a decimal string (`"7"`), so that readers whose
+/// numbers are doubles lose no digits.
+pub(crate) fn int64_string<S: serde::Serializer>(n: &i64, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(n)
+}
+
+/// Like [`int64_string`], for an `optional int64` (only ever called when set).
+pub(crate) fn opt_int64_string<S: serde::Serializer>(
+    n: &Option<i64>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match n {
+        Some(n) => s.collect_str(n),
+        None => s.serialize_none(),
+    }
+}
+
+/// An `int64` as ProtoJSON reads it: a JSON number, or a string holding one (`null`: 0).
+pub(crate) fn int64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    Ok(opt_int64(d)?.unwrap_or_default())
+}
+
+/// Like [`int64`], for an `optional int64` (`null` reads as unset).
+pub(crate) fn opt_int64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    struct OptVisitor;
+    impl<'de> Visitor<'de> for OptVisitor {
+        type Value = Option<i64>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a 64-bit integer or null")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_any(Int64Visitor).map(Some)
+        }
+    }
+    d.deserialize_option(OptVisitor)
+}
+
+struct Int64Visitor;
+
+impl<'de> Visitor<'de> for Int64Visitor {
+    type Value = i64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a 64-bit integer")
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<i64, E> {
+        Ok(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<i64, E> {
+        i64::try_from(v).map_err(|_| E::custom(format!("{v} is out of range for int64")))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<i64, E> {
+        // 2^63 is exactly representable; every integral double below it fits.
+        if v.fract() == 0.0 && v >= -(2f64.powi(63)) && v < 2f64.powi(63) {
+            Ok(v as i64)
+        } else {
+            Err(E::custom(format!("{v} is not a 64-bit integer")))
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<i64, E> {
+        v.trim()
+            .parse()
+            .map_err(|_| E::custom(format!("{v:?} is not a 64-bit integer")))
+    }
+}

@@ -4,7 +4,7 @@ use crate::event::StreamResponse;
 use crate::ids::{ArtifactId, ContextId, TaskId};
 use crate::message::{Message, Metadata, Part};
 use crate::proto_enum::proto_enum;
-use crate::serde_util::{empty_as_none, null_as_default};
+use crate::serde_util::{empty_as_none, int64, int64_string, is_zero, null_as_default};
 use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -160,6 +160,16 @@ pub struct Task {
     /// Extension data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// The task's generation (A2A 1.1): 1 at creation, then one more with every change that
+    /// announces an event, so it equals the sequence number of the task's last event. 0: not
+    /// known (a 1.0 server, or a 1.0 answer). Written as ProtoJSON writes an `int64`: `"3"`.
+    #[serde(
+        default,
+        deserialize_with = "int64",
+        serialize_with = "int64_string",
+        skip_serializing_if = "is_zero"
+    )]
+    pub generation: i64,
 }
 
 impl Task {
@@ -176,6 +186,7 @@ impl Task {
             artifacts: Vec::new(),
             history: Vec::new(),
             metadata: None,
+            generation: 0,
         }
     }
 
@@ -235,7 +246,8 @@ impl Task {
     /// - a [`Task`](StreamResponse::Task) snapshot replaces the task;
     /// - a status update replaces the status, and its message (if any) is added to the history;
     /// - an artifact update is applied with [`apply_artifact`](Self::apply_artifact);
-    /// - a message is added to the history.
+    /// - a message is added to the history;
+    /// - an update that carries a [`generation`](Task::generation) (A2A 1.1) sets the task's.
     ///
     /// The fold does not check the lifecycle ([`TaskState::can_transition_to`]): a server
     /// checks a change before it announces it, and a client takes the server's word. Applying
@@ -257,6 +269,7 @@ impl Task {
     ///     append,
     ///     last_chunk: append,
     ///     metadata: None,
+    ///     generation: 0,
     /// });
     /// task.apply(&chunk("Hello, ", false))?;
     /// task.apply(&chunk("world", true))?;
@@ -278,8 +291,12 @@ impl Task {
             StreamResponse::StatusUpdate(e) => {
                 self.status = e.status.clone();
                 self.history.extend(e.status.message.as_deref().cloned());
+                self.generation = e.generation.max(self.generation);
             }
-            StreamResponse::ArtifactUpdate(e) => self.apply_artifact(e.artifact.clone(), e.append),
+            StreamResponse::ArtifactUpdate(e) => {
+                self.apply_artifact(e.artifact.clone(), e.append);
+                self.generation = e.generation.max(self.generation);
+            }
             StreamResponse::Message(m) => self.history.push(m.clone()),
         }
         Ok(())

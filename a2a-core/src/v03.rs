@@ -445,6 +445,7 @@ pub fn decode_task(v: &Value, at: &str) -> Result<Task, Error> {
             .map(|(i, m)| decode_message(m, &format!("{at}.history[{i}]")))
             .collect::<Result<_, _>>()?,
         metadata: opt_obj(o, "metadata", at)?,
+        generation: 0,
     })
 }
 
@@ -519,6 +520,7 @@ pub fn decode_stream_event(v: &Value) -> Result<StreamResponse, Error> {
             context_id: ContextId::new(opt_str(o, "contextId", at)?.unwrap_or_default()),
             status: decode_status(o.get("status").unwrap_or(&Value::Null), "result.status")?,
             metadata: opt_obj(o, "metadata", at)?,
+            generation: 0,
         }),
         "artifact-update" => StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
             task_id: TaskId::new(req_str(o, "taskId", at)?),
@@ -530,6 +532,7 @@ pub fn decode_stream_event(v: &Value) -> Result<StreamResponse, Error> {
             append: opt_bool(o, "append", at)?.unwrap_or(false),
             last_chunk: opt_bool(o, "lastChunk", at)?.unwrap_or(false),
             metadata: opt_obj(o, "metadata", at)?,
+            generation: 0,
         }),
         other => {
             return Err(Error::invalid_params(

@@ -80,11 +80,23 @@ impl Validate for Artifact {
     }
 }
 
+/// A generation a client names: generations start at 1, so a negative one was never a task's.
+fn generation(field: &str, value: Option<i64>) -> Result<(), Error> {
+    match value {
+        Some(n) if n < 0 => Err(Error::invalid_params(
+            field,
+            format!("must not be negative (got {n})"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl Validate for SendMessageRequest {
     fn validate(&self) -> Result<(), Error> {
         self.message.validate_at("message")?;
         if let Some(c) = &self.configuration {
             history_length("configuration.historyLength", c.history_length)?;
+            generation("configuration.ifGenerationMatch", c.if_generation_match)?;
             if let Some(p) = &c.task_push_notification_config {
                 p.validate_at("configuration.taskPushNotificationConfig")?;
             }
@@ -96,7 +108,8 @@ impl Validate for SendMessageRequest {
 impl Validate for GetTaskRequest {
     fn validate(&self) -> Result<(), Error> {
         required("id", self.id.is_empty())?;
-        history_length("historyLength", self.history_length)
+        history_length("historyLength", self.history_length)?;
+        generation("currentGeneration", self.current_generation)
     }
 }
 

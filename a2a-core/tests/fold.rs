@@ -15,6 +15,7 @@ fn status_update(status: TaskStatus) -> StreamResponse {
         context_id: CONTEXT.into(),
         status,
         metadata: None,
+        generation: 0,
     })
 }
 
@@ -26,6 +27,7 @@ fn artifact_update(artifact: Artifact, append: bool, last_chunk: bool) -> Stream
         append,
         last_chunk,
         metadata: None,
+        generation: 0,
     })
 }
 

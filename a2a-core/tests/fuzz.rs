@@ -84,6 +84,7 @@ fn send_request(v03: bool) -> BoxedStrategy<SendMessageRequest> {
                 task_push_notification_config: push,
                 history_length,
                 return_immediately,
+                if_generation_match: None,
             }
         });
     (
@@ -120,6 +121,7 @@ fn v1_params(method: Method) -> BoxedStrategy<Value> {
                     tenant,
                     id,
                     history_length,
+                    current_generation: None,
                 })
             })
             .boxed(),

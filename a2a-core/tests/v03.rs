@@ -298,6 +298,7 @@ fn final_is_true_exactly_when_the_stream_ends() {
             context_id: "c".into(),
             status: TaskStatus::new(state.clone()),
             metadata: None,
+            generation: 0,
         });
         let old = v03::encode_stream_event(&e);
         assert_eq!(old["kind"], "status-update");
@@ -311,6 +312,7 @@ fn final_is_true_exactly_when_the_stream_ends() {
             context_id: "c".into(),
             status: TaskStatus::new(s),
             metadata: None,
+            generation: 0,
         }))["final"]
             .clone()
     };

@@ -1059,6 +1059,7 @@ fn plain_proto3_defaults_are_omitted() {
         append: false,
         last_chunk: false,
         metadata: None,
+        generation: 0,
     };
     assert_eq!(
         serde_json::to_value(&event).unwrap(),
@@ -1614,17 +1615,25 @@ const ERROR_TABLE: &[(ErrorKind, i32, u16, &str, &str)] = &[
         "FAILED_PRECONDITION",
         "VERSION_NOT_SUPPORTED",
     ),
+    // A2A 1.1 (dev-1.1, #1810).
+    (
+        ErrorKind::TaskGenerationMismatch,
+        -32010,
+        409,
+        "ABORTED",
+        "TASK_GENERATION_MISMATCH",
+    ),
     // HTTP-level conditions (a2a-go's reasons for 401/403; the JSON-RPC codes are this crate's).
     (
         ErrorKind::Unauthenticated,
-        -32010,
+        -32098,
         401,
         "UNAUTHENTICATED",
         "UNAUTHENTICATED",
     ),
     (
         ErrorKind::PermissionDenied,
-        -32011,
+        -32099,
         403,
         "PERMISSION_DENIED",
         "UNAUTHORIZED",

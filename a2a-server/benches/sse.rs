@@ -33,6 +33,7 @@ fn events() -> Vec<(u64, StreamResponse)> {
                     context_id: task.context_id.clone(),
                     status: TaskStatus::new(TaskState::Working),
                     metadata: None,
+                    generation: 0,
                 })
             } else {
                 StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
@@ -42,6 +43,7 @@ fn events() -> Vec<(u64, StreamResponse)> {
                     append: true,
                     last_chunk: false,
                     metadata: None,
+                    generation: 0,
                 })
             };
             (i + 1, event)

@@ -33,6 +33,7 @@ fn echo_task() -> (Task, Task, StreamResponse) {
         context_id: done.context_id.clone(),
         status: done.status.clone(),
         metadata: None,
+        generation: 0,
     });
     (created, done, event)
 }

@@ -2,6 +2,7 @@
 //! bindings only decode requests, call these, and encode results.
 
 mod builder;
+mod long_poll;
 mod maintenance;
 mod push;
 mod reply;
@@ -9,6 +10,7 @@ mod send;
 mod tasks;
 
 pub use builder::{BuildError, HandlerBuilder};
+pub use long_poll::{DEFAULT_LONG_POLL_WAIT, DEFAULT_MAX_LONG_POLLS};
 pub(crate) use reply::{SERIALIZED_CACHE_BYTES, SerializedTasks};
 pub use reply::{SendReply, TaskReply};
 
@@ -83,6 +85,12 @@ impl CallContext {
         self
     }
 
+    /// Whether the call speaks A2A 1.1 or later (`A2A-Version`): its answers carry the tasks'
+    /// and events' `generation`, which a 1.0 client must not see.
+    pub fn generations(&self) -> bool {
+        !self.v03 && (self.service_params.version.as_deref()).is_some_and(a2a_core::has_generations)
+    }
+
     /// Sets the tenant (from the request's `tenant` field or path).
     #[must_use]
     pub fn with_tenant(mut self, tenant: Option<String>) -> Self {
@@ -106,6 +114,22 @@ pub struct StreamEvent {
 /// server shutdown.
 pub type EventStream = BoxStream<'static, StreamEvent>;
 
+/// `events` as the call gets them: for a 1.1 call, each task snapshot and update carries its
+/// generation (its sequence number); a 1.0 call's are left as they are, without one.
+fn for_call(cx: &CallContext, events: EventStream) -> EventStream {
+    use futures::StreamExt as _;
+    if !cx.generations() {
+        return events;
+    }
+    events
+        .map(|mut e| {
+            e.event
+                .set_generation(i64::try_from(e.seq).unwrap_or(i64::MAX));
+            e
+        })
+        .boxed()
+}
+
 /// Builds the extended agent card for an authenticated caller (`None`: not configured).
 pub type ExtendedCardFn = Arc<dyn Fn(&Principal) -> Option<AgentCard> + Send + Sync>;
 
@@ -126,6 +150,8 @@ pub struct RequestHandler {
     pub(crate) message_id_required: bool,
     /// Set once start-up recovery has claimed the tasks a previous process left running.
     pub(crate) recovered: tokio::sync::OnceCell<usize>,
+    /// The bounds of long-poll `GetTask`.
+    pub(crate) long_poll: long_poll::LongPoll,
 }
 
 impl std::fmt::Debug for RequestHandler {

@@ -111,8 +111,9 @@ pub use agent::{Agent, RESTART_MESSAGE, RequestContext, ServiceParams};
 pub use engine::{CancelHandler, DEFAULT_LEASE_TTL, EventBus, Leases, LocalBus, LocalLeases};
 pub use events::TaskEvents;
 pub use handler::{
-    BuildError, CallContext, EventStream, ExtendedCardFn, HandlerBuilder,
-    RESUMABLE_STREAMS_EXTENSION, RequestHandler, SendReply, StreamEvent, TaskReply,
+    BuildError, CallContext, DEFAULT_LONG_POLL_WAIT, DEFAULT_MAX_LONG_POLLS, EventStream,
+    ExtendedCardFn, HandlerBuilder, RESUMABLE_STREAMS_EXTENSION, RequestHandler, SendReply,
+    StreamEvent, TaskReply,
 };
 pub use http::{
     DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,

@@ -84,6 +84,12 @@ struct Args {
         requires = "postgres"
     )]
     lease_ttl_secs: f64,
+    /// Seconds an A2A 1.1 long-poll GetTask (`currentGeneration`) is held at most.
+    #[arg(long, env = "A2A_LONG_POLL_WAIT_SECS", default_value_t = 30.0)]
+    long_poll_wait_secs: f64,
+    /// Long-poll GetTask requests held at once at most (more are answered at once).
+    #[arg(long, env = "A2A_MAX_LONG_POLLS", default_value_t = 4096)]
+    max_long_polls: usize,
     /// Delete finished tasks this many hours after their last change (0: keep forever).
     #[arg(long, env = "A2A_RETENTION_HOURS", default_value_t = 168)]
     retention_hours: u64,
@@ -271,8 +277,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(addr) => Some(observe::serve_metrics(addr).await?),
         None => None,
     };
+    let long_poll_wait = Duration::try_from_secs_f64(args.long_poll_wait_secs)
+        .map_err(|e| format!("--long-poll-wait-secs {}: {e}", args.long_poll_wait_secs))?;
     let server = Server::builder(DemoAgent)
         .agent_card(DemoAgent::card())
+        .long_poll(long_poll_wait, args.max_long_polls)
         .task_store_arc(store)
         .public_url(&public_url)
         .keep_alive(Duration::from_secs(args.keep_alive_secs.max(1)))

@@ -183,6 +183,7 @@ async fn a_write_wakes_the_other_replicas_and_a_killed_listener_catches_up() {
             append: n > 1,
             last_chunk: false,
             metadata: None,
+            generation: 0,
         })
     };
     let mut current = created;

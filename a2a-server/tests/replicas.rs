@@ -476,6 +476,7 @@ impl Leases for FinishedMeanwhile {
                 context_id: stored.task.context_id.clone(),
                 status: status.clone(),
                 metadata: None,
+                generation: 0,
             });
             let mut done = Task::clone(&stored.task);
             done.status = status;

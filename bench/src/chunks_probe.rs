@@ -65,6 +65,7 @@ fn status_event(task: &Task, state: TaskState) -> StreamResponse {
         context_id: task.context_id.clone(),
         status: TaskStatus::new(state),
         metadata: None,
+        generation: 0,
     })
 }
 
@@ -78,6 +79,7 @@ fn chunk_event(task: &Task, i: usize, n: usize, bytes: usize) -> StreamResponse 
         append: i > 0,
         last_chunk: i + 1 == n,
         metadata: None,
+        generation: 0,
     })
 }
 

@@ -97,6 +97,7 @@ fn echo_task(i: usize) -> (Task, Task, StreamResponse) {
         context_id: done.context_id.clone(),
         status: done.status.clone(),
         metadata: None,
+        generation: 0,
     });
     (created, done, event)
 }

@@ -37,6 +37,8 @@ pub enum Kind {
     ExtensionSupportRequired,
     /// -32009.
     VersionNotSupported,
+    /// -32010 (A2A 1.1).
+    TaskGenerationMismatch,
 }
 
 impl Kind {
@@ -83,6 +85,8 @@ impl Kind {
             Kind::VersionNotSupported => {
                 (-32009, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED")
             }
+            // dev-1.1 (#1810), §5.4: 409 Conflict / ABORTED.
+            Kind::TaskGenerationMismatch => (-32010, 409, "ABORTED", "TASK_GENERATION_MISMATCH"),
         }
     }
 }

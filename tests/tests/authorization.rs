@@ -31,7 +31,7 @@ fn assert_refused(reply: &a2a_e2e::Reply, binding: Binding, status: u16, grpc: &
         // The authentication layer answers with the HTTP status too; an operation's own
         // refusal (the extended card's) is a JSON-RPC error in an HTTP 200.
         Binding::JsonRpc => {
-            let code = if status == 401 { -32010 } else { -32011 };
+            let code = if status == 401 { -32098 } else { -32099 };
             assert!([200, status].contains(&reply.status), "{:#}", reply.body);
             assert_eq!(reply.body["error"]["code"], code, "{:#}", reply.body);
         }

@@ -447,9 +447,12 @@ async fn the_card_lists_a_grpc_interface_at_host_and_port() {
         .iter()
         .filter(|i| i["protocolBinding"] == "GRPC")
         .collect();
-    assert_eq!(grpc.len(), 1, "{card:#}");
-    assert_eq!(grpc[0]["url"], srv.addr.to_string(), "host:port, no scheme");
-    assert_eq!(grpc[0]["protocolVersion"], "1.0");
+    // One for 1.0, one for 1.1 (task generations), at the same address.
+    assert_eq!(grpc.len(), 2, "{card:#}");
+    for (i, version) in grpc.iter().zip(["1.0", "1.1"]) {
+        assert_eq!(i["url"], srv.addr.to_string(), "host:port, no scheme");
+        assert_eq!(i["protocolVersion"], version);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

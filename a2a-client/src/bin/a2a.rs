@@ -162,6 +162,12 @@ enum Command {
         /// Keep only the N most recent history messages.
         #[arg(long)]
         history: Option<i32>,
+        /// Wait until the task changes (A2A 1.1 long poll; interval polling for a 1.0 agent).
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: wait until the task's generation is past N (default: its current one).
+        #[arg(long, value_name = "N", requires = "wait")]
+        after: Option<i64>,
     },
     /// List tasks.
     List {
@@ -642,11 +648,16 @@ async fn run(cli: Cli, ui: &Ui) -> Result<Outcome, Error> {
             url,
             task_id,
             history,
+            wait,
+            after,
         } => {
             let client = connect(&url, g).await?;
             let mut req = a2a_core::GetTaskRequest::new(task_id);
             req.history_length = history;
-            let task = client.call(&req).await?;
+            let mut task = client.call(&req).await?;
+            if wait {
+                task = wait_for_change(&client, req, task, after).await?;
+            }
             Ok(ui.task(&task))
         }
         Command::List {
@@ -908,4 +919,39 @@ impl Ui {
             outln!("next page: --page-token {}", page.next_page_token);
         }
     }
+}
+
+/// `a2a get --wait`: the task once it changes: to an agent that speaks 1.1, long polls until
+/// its generation is past `after` (default: `first`'s), each held by the agent and asked again
+/// when the agent's wait (or this client's timeout) runs out; to a 1.0 agent, a read every half
+/// second until the task differs from `first`. An ended task is returned at once.
+async fn wait_for_change(
+    client: &Client,
+    mut req: a2a_core::GetTaskRequest,
+    first: a2a_core::Task,
+    after: Option<i64>,
+) -> Result<a2a_core::Task, Error> {
+    if !client.speaks_generations() {
+        loop {
+            if first.status.state.is_terminal() {
+                return Ok(first);
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let next = client.call(&req).await?;
+            if next != first {
+                return Ok(next);
+            }
+        }
+    }
+    let after = after.unwrap_or(first.generation);
+    req.current_generation = Some(after);
+    let mut task = first;
+    while task.generation <= after && !task.status.state.is_terminal() {
+        task = match client.call(&req).await {
+            Ok(task) => task,
+            Err(Error::Timeout(_)) => task,
+            Err(e) => return Err(e),
+        };
+    }
+    Ok(task)
 }

@@ -23,6 +23,8 @@ pub struct GrpcTransport {
     channel: Channel,
     url: String,
     limits: Limits,
+    /// The `a2a-version` sent.
+    version: &'static str,
 }
 
 impl GrpcTransport {
@@ -59,6 +61,7 @@ impl GrpcTransport {
             channel: endpoint.connect_lazy(),
             url: uri,
             limits: Limits::default(),
+            version: a2a_core::PROTOCOL_VERSION,
         })
     }
 
@@ -82,6 +85,13 @@ impl GrpcTransport {
         status_error(status)
     }
 
+    /// Speaks A2A 1.1 (`a2a-version: 1.1`: answers carry task generations).
+    #[must_use]
+    pub fn v1_1(mut self) -> Self {
+        self.version = a2a_core::PROTOCOL_VERSION_1_1;
+        self
+    }
+
     /// The channel the calls go over.
     #[cfg(feature = "check")]
     pub(crate) fn channel(&self) -> Channel {
@@ -90,9 +100,11 @@ impl GrpcTransport {
 
     /// The request: the params encoded, with the call's headers as metadata.
     fn request(
+        &self,
         request: &dyn Outgoing,
         options: &CallOptions,
     ) -> Result<tonic::Request<Bytes>, Error> {
+        let version = self.version;
         if !options.query.is_empty() {
             return Err(Error::Config(
                 "gRPC has no query string: send the API key in a header (metadata)".to_owned(),
@@ -101,7 +113,7 @@ impl GrpcTransport {
         let method = request.method();
         let body = request.proto()?;
         let mut metadata = MetadataMap::from_headers(options.headers.clone());
-        metadata.insert("a2a-version", MetadataValue::from_static("1.0"));
+        metadata.insert("a2a-version", MetadataValue::from_static(version));
         if method.is_streaming() {
             // Ask for event ids in the events, to resume after the last one seen.
             let mut extensions = metadata
@@ -178,7 +190,7 @@ pub(crate) fn status_error(status: &tonic::Status) -> Error {
 impl Transport for GrpcTransport {
     async fn unary(&self, request: &dyn Outgoing, options: &CallOptions) -> Result<Payload, Error> {
         let method = request.method();
-        let request = Self::request(request, options)?;
+        let request = self.request(request, options)?;
         let max = self.limits.response_bytes;
         let mut grpc = self.client(max).await?;
         let response = grpc
@@ -194,7 +206,7 @@ impl Transport for GrpcTransport {
         options: &CallOptions,
     ) -> Result<ItemStream, Error> {
         let method = request.method();
-        let request = Self::request(request, options)?;
+        let request = self.request(request, options)?;
         let max = self.limits.event_bytes;
         let mut grpc = self.client(max).await?;
         let response = grpc
@@ -240,6 +252,6 @@ impl Transport for GrpcTransport {
     }
 
     fn binding(&self) -> (&'static str, &'static str) {
-        (a2a_core::BINDING_GRPC, a2a_core::PROTOCOL_VERSION)
+        (a2a_core::BINDING_GRPC, self.version)
     }
 }

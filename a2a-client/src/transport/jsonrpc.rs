@@ -21,6 +21,8 @@ pub struct JsonRpcTransport {
     http: reqwest::Client,
     url: reqwest::Url,
     v03: bool,
+    /// The `A2A-Version` sent (v1 only).
+    version: &'static str,
     next_id: AtomicU64,
     limits: Limits,
 }
@@ -32,6 +34,7 @@ impl JsonRpcTransport {
             http,
             url,
             v03: false,
+            version: a2a_core::PROTOCOL_VERSION,
             next_id: AtomicU64::new(1),
             limits: Limits::default(),
         }
@@ -41,6 +44,13 @@ impl JsonRpcTransport {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Speaks A2A 1.1 (`A2A-Version: 1.1`: answers carry task generations).
+    #[must_use]
+    pub fn v1_1(mut self) -> Self {
+        self.version = a2a_core::PROTOCOL_VERSION_1_1;
         self
     }
 
@@ -91,7 +101,7 @@ impl JsonRpcTransport {
             .query(&options.query)
             .body(body);
         if !self.v03 {
-            request = request.header("A2A-Version", "1.0");
+            request = request.header("A2A-Version", self.version);
         }
         if streaming {
             request = stream_headers(request, options);
@@ -149,6 +159,7 @@ impl Transport for JsonRpcTransport {
             http: self.http.clone(),
             url: self.url.clone(),
             v03: self.v03,
+            version: self.version,
             next_id: AtomicU64::new(0),
             limits: self.limits,
         };
@@ -169,7 +180,7 @@ impl Transport for JsonRpcTransport {
             if self.v03 {
                 a2a_core::PROTOCOL_VERSION_V03
             } else {
-                a2a_core::PROTOCOL_VERSION
+                self.version
             },
         )
     }

@@ -20,6 +20,8 @@ pub struct RestTransport {
     http: reqwest::Client,
     base: String,
     limits: Limits,
+    /// The `A2A-Version` sent.
+    version: &'static str,
 }
 
 impl RestTransport {
@@ -29,6 +31,7 @@ impl RestTransport {
             http,
             base: base.as_str().trim_end_matches('/').to_owned(),
             limits: Limits::default(),
+            version: a2a_core::PROTOCOL_VERSION,
         }
     }
 
@@ -36,6 +39,13 @@ impl RestTransport {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Speaks A2A 1.1 (`A2A-Version: 1.1`: answers carry task generations).
+    #[must_use]
+    pub fn v1_1(mut self) -> Self {
+        self.version = a2a_core::PROTOCOL_VERSION_1_1;
         self
     }
 }
@@ -99,7 +109,7 @@ impl RestTransport {
                 .http
                 .request(verb, &url)
                 .headers(options.headers.clone())
-                .header("A2A-Version", "1.0")
+                .header("A2A-Version", self.version)
                 .query(&query);
             if let Some(b) = &body {
                 request = request
@@ -164,6 +174,6 @@ impl Transport for RestTransport {
     }
 
     fn binding(&self) -> (&'static str, &'static str) {
-        (a2a_core::BINDING_HTTP_JSON, a2a_core::PROTOCOL_VERSION)
+        (a2a_core::BINDING_HTTP_JSON, self.version)
     }
 }

@@ -429,7 +429,7 @@ impl<'de> de::MapAccess<'de> for MapEntries<'de> {
                 field: self.field.json,
                 kind: self.value,
                 raw: match self.value {
-                    Kind::Int32 | Kind::Bool | Kind::Enum(_) => Raw::Varint(0),
+                    Kind::Int32 | Kind::Int64 | Kind::Bool | Kind::Enum(_) => Raw::Varint(0),
                     _ => Raw::Len(&[]),
                 },
                 depth: self.depth,
@@ -457,6 +457,8 @@ impl<'de> Deserializer<'de> for KindDe<'de> {
             (Kind::Bool, Raw::Varint(v)) => visitor.visit_bool(v != 0),
             // int32 and enums are sign-extended to 64 bits on the wire.
             (Kind::Int32, Raw::Varint(v)) => visitor.visit_i64(i64::from(v as i32)),
+            // Read as ProtoJSON writes an int64: a decimal string.
+            (Kind::Int64, Raw::Varint(v)) => visitor.visit_string((v as i64).to_string()),
             (Kind::Enum(e), Raw::Varint(v)) => match e.name_of(v as i32) {
                 Some(name) => visitor.visit_borrowed_str(name),
                 None => visitor.visit_i64(i64::from(v as i32)),

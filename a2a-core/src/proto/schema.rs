@@ -36,6 +36,8 @@ pub enum Kind {
     Bool,
     /// `int32`
     Int32,
+    /// `int64` (a decimal string in ProtoJSON)
+    Int64,
     /// An enum, written by name in JSON.
     Enum(&'static EnumType),
     /// A message.
@@ -113,7 +115,7 @@ impl MessageType {
     }
 }
 
-use Kind::{Bool, Bytes, Int32, Map, Struct, Timestamp, Value};
+use Kind::{Bool, Bytes, Int32, Int64, Map, Struct, Timestamp, Value};
 use Presence::{Explicit, Implicit, Repeated, RepeatedRequired, Required};
 
 /// One message type: `message!(TASK = "lf.a2a.v1.Task" { 1 "id" String Required, … })`.
@@ -162,6 +164,7 @@ message!(
     2 "taskPushNotificationConfig" msg(&TASK_PUSH_NOTIFICATION_CONFIG), Explicit;
     3 "historyLength" Int32, Explicit;
     4 "returnImmediately" Bool, Implicit;
+    5 "ifGenerationMatch" Int64, Explicit;
 });
 
 message!(
@@ -173,6 +176,7 @@ message!(
     4 "artifacts" msg(&ARTIFACT), Repeated;
     5 "history" msg(&MESSAGE), Repeated;
     6 "metadata" Struct, Explicit;
+    7 "generation" Int64, Implicit;
 });
 
 message!(
@@ -226,6 +230,7 @@ message!(
     2 "contextId" STRING, Required;
     3 "status" msg(&TASK_STATUS), Explicit;
     4 "metadata" Struct, Explicit;
+    5 "generation" Int64, Implicit;
 });
 
 message!(
@@ -237,6 +242,7 @@ message!(
     4 "append" Bool, Implicit;
     5 "lastChunk" Bool, Implicit;
     6 "metadata" Struct, Explicit;
+    7 "generation" Int64, Implicit;
 });
 
 message!(
@@ -460,6 +466,7 @@ message!(
     1 "tenant" STRING, Implicit;
     2 "id" STRING, Required;
     3 "historyLength" Int32, Explicit;
+    4 "currentGeneration" Int64, Explicit;
 });
 
 message!(

@@ -439,6 +439,7 @@ impl FieldSer<'_> {
             Kind::Bytes => "a bytes field".into(),
             Kind::Bool => "a boolean field".into(),
             Kind::Int32 => "an int32 field".into(),
+            Kind::Int64 => "an int64 field".into(),
             Kind::Enum(e) => format!("a {} field", e.name),
             Kind::Message(m) => format!("a {} field", m.name),
             Kind::Struct => "a google.protobuf.Struct field".into(),
@@ -455,6 +456,7 @@ impl FieldSer<'_> {
                     .map_err(|_| ProtoError::new(format!("{n} does not fit an int32 field")))?;
                 self.varint(i64::from(n) as u64)
             }
+            Kind::Int64 => self.varint(n as u64),
             Kind::Enum(_) => {
                 let n = i32::try_from(n)
                     .map_err(|_| ProtoError::new(format!("{n} is not an enum number")))?;
@@ -557,6 +559,7 @@ impl<'a> ser::Serializer for FieldSer<'a> {
             Kind::Int32 | Kind::Enum(_) if v.fract() == 0.0 && v.abs() < 2f64.powi(31) => {
                 self.int(v as i64)
             }
+            Kind::Int64 if v.fract() == 0.0 && v.abs() < 2f64.powi(63) => self.int(v as i64),
             _ => Err(unexpected("a fractional number", self.expected())),
         }
     }
@@ -588,6 +591,12 @@ impl<'a> ser::Serializer for FieldSer<'a> {
                 let n: i64 = v
                     .parse()
                     .map_err(|_| ProtoError::new(format!("{v:?} is not an int32")))?;
+                self.int(n)
+            }
+            Kind::Int64 => {
+                let n: i64 = v
+                    .parse()
+                    .map_err(|_| ProtoError::new(format!("{v:?} is not an int64")))?;
                 self.int(n)
             }
             Kind::Timestamp => {

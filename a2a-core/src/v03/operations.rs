@@ -46,6 +46,7 @@ pub fn decode_send_params(params: &Value) -> Result<SendMessageRequest, Error> {
                 },
                 history_length: opt_i32(co, "historyLength", cat)?,
                 return_immediately: !opt_bool(co, "blocking", cat)?.unwrap_or(true),
+                if_generation_match: None,
             })
         }
     };
@@ -85,6 +86,7 @@ pub fn decode_get_task_params(params: &Value) -> Result<GetTaskRequest, Error> {
         tenant: None,
         id: task_id_param(o)?,
         history_length: opt_i32(o, "historyLength", "params")?,
+        current_generation: None,
     })
 }
 

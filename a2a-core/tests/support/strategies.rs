@@ -186,15 +186,22 @@ pub(crate) fn task(v03: bool) -> BoxedStrategy<Task> {
         vec(artifact(v03), 0..3),
         vec(message(v03), 0..3),
         metadata(),
+        // A2A 1.1's int64 generation (0: unset); v0.3 has none.
+        if v03 {
+            Just(0i64).boxed()
+        } else {
+            (0..=i64::MAX).boxed()
+        },
     )
         .prop_map(
-            |(id, context_id, status, artifacts, history, metadata)| Task {
+            |(id, context_id, status, artifacts, history, metadata, generation)| Task {
                 id: TaskId::new(id),
                 context_id: ContextId::new(context_id),
                 status,
                 artifacts,
                 history,
                 metadata,
+                generation,
             },
         )
         .boxed()
@@ -208,6 +215,7 @@ pub(crate) fn stream_response(v03: bool) -> BoxedStrategy<StreamResponse> {
                 context_id: ContextId::new(context_id),
                 status,
                 metadata,
+                generation: 0,
             })
         },
     );
@@ -228,6 +236,7 @@ pub(crate) fn stream_response(v03: bool) -> BoxedStrategy<StreamResponse> {
                     append,
                     last_chunk,
                     metadata,
+                    generation: 0,
                 })
             },
         );

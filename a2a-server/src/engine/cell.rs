@@ -78,6 +78,20 @@ pub(crate) enum Outcome {
     Task(Option<StoredTask>),
 }
 
+/// `TaskGenerationMismatchError`: a continuation required generation `required` of task `id`,
+/// which is at `current`.
+pub(crate) fn generation_mismatch(id: &TaskId, required: i64, current: u64) -> Error {
+    Error::new(
+        ErrorKind::TaskGenerationMismatch,
+        format!(
+            "Task generation mismatch: expected {required} but current generation is {current}"
+        ),
+    )
+    .with_metadata("taskId", id.as_str())
+    .with_metadata("expectedGeneration", required.to_string())
+    .with_metadata("currentGeneration", current.to_string())
+}
+
 /// A task being worked on in this process (or canceled from it).
 #[derive(Debug)]
 pub(crate) struct TaskCell {
@@ -257,6 +271,7 @@ impl TaskCell {
         let before = (rt.metrics.as_ref())
             .and(st.stored.as_ref())
             .map(|s| s.task.status.state.clone());
+        let required = change.required_generation();
         let (stored, event) = match (&st.stored, change) {
             (None, Change::Reply(m)) => {
                 if st.reply.is_some() {
@@ -307,6 +322,14 @@ impl TaskCell {
             }
             (Some(_), mut change) => loop {
                 let current = st.stored.as_ref().expect("matched above");
+                // `ifGenerationMatch`: checked against the version this write replaces, which
+                // the store's compare-and-swap confirms; a conflict reloads and checks again,
+                // so of two continuations at the same generation exactly one is stored.
+                if let Some(required) = required
+                    && i64::try_from(current.version) != Ok(required)
+                {
+                    return Err(generation_mismatch(&self.id, required, current.version));
+                }
                 let (received, event) = self.check(&current.task, change)?;
                 let task = Self::fold(Task::clone(&current.task), received.clone(), &event)?;
                 match rt

@@ -32,6 +32,8 @@ pub(crate) struct Incoming {
     pub(crate) push: Option<TaskPushNotificationConfig>,
     /// The call came through the v0.3 protocol (the webhook gets v0.3 payloads).
     pub(crate) v03: bool,
+    /// `ifGenerationMatch`: continue the task only at this generation (new tasks ignore it).
+    pub(crate) if_generation_match: Option<i64>,
 }
 
 /// What a send started.
@@ -99,6 +101,8 @@ impl Engine {
             mut message,
             push,
             v03,
+            // A new task: `ifGenerationMatch` is ignored (spec §3.2.2).
+            if_generation_match: _,
         } = incoming;
         let task_id = TaskId::random();
         let key = self.claims.is_some().then(|| claim_key(&scope, &message));
@@ -175,6 +179,7 @@ impl Engine {
             mut message,
             push,
             v03,
+            if_generation_match,
         } = incoming;
         let task_id = stored.task.id.clone();
         let key = self.claims.is_some().then(|| claim_key(&scope, &message));
@@ -186,6 +191,16 @@ impl Engine {
                     return Ok(Some(Started::Retry(Retry { claim, key })));
                 }
                 self.release_claim(&key).await?;
+            }
+            // An ended task is never continued; a wrong `ifGenerationMatch` says so first.
+            if let Some(required) = if_generation_match
+                && i64::try_from(stored.version) != Ok(required)
+            {
+                return Err(super::cell::generation_mismatch(
+                    &task_id,
+                    required,
+                    stored.version,
+                ));
             }
             return Ok(None);
         }
@@ -222,7 +237,11 @@ impl Engine {
             return Err(e);
         }
         let applied = match cell
-            .apply(self, Change::Continue(message.clone()), true)
+            .apply(
+                self,
+                Change::Continue(message.clone(), if_generation_match),
+                true,
+            )
             .await
         {
             Ok(applied) => applied,

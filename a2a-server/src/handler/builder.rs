@@ -72,6 +72,7 @@ pub struct HandlerBuilder {
     lease_ttl: Duration,
     replica_id: Option<String>,
     metrics: Option<crate::Metrics>,
+    long_poll: super::long_poll::LongPoll,
 }
 
 /// Where message claims go (see [`HandlerBuilder::claim_store`]).
@@ -108,6 +109,7 @@ impl RequestHandler {
             lease_ttl: DEFAULT_LEASE_TTL,
             replica_id: None,
             metrics: None,
+            long_poll: Default::default(),
         }
     }
 }
@@ -266,6 +268,16 @@ impl HandlerBuilder {
         self.extended_card = self.extended_card.take().map(f);
     }
 
+    /// Bounds long-poll `GetTask` (A2A 1.1 `currentGeneration`): a request is held at most
+    /// `wait` (default [`DEFAULT_LONG_POLL_WAIT`](super::DEFAULT_LONG_POLL_WAIT), 30 s), and at
+    /// most `max_held` requests are held at once (default
+    /// [`DEFAULT_MAX_LONG_POLLS`](super::DEFAULT_MAX_LONG_POLLS), 4096); a request beyond the
+    /// cap is answered at once. A zero `wait` turns long polls into plain reads.
+    pub fn long_poll(mut self, wait: Duration, max_held: usize) -> Self {
+        self.long_poll = super::long_poll::LongPoll::new(wait, max_held);
+        self
+    }
+
     /// The handler, or the first configuration mistake.
     pub fn build(mut self) -> Result<RequestHandler, BuildError> {
         let card = self.card().clone();
@@ -328,6 +340,7 @@ impl HandlerBuilder {
             client_context_ids: self.client_context_ids,
             message_id_required: self.message_id_required,
             recovered: tokio::sync::OnceCell::new(),
+            long_poll: self.long_poll,
         })
     }
 }

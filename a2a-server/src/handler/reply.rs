@@ -159,6 +159,14 @@ impl TaskReply {
         Self { task, json }
     }
 
+    /// The reply as a 1.1 call gets it: the task with its generation (`version`, its stored
+    /// version), serialized afresh (the kept JSON is the 1.0 one, without it).
+    pub(crate) fn with_generation(self, version: u64) -> Self {
+        let mut task = Arc::unwrap_or_clone(self.task);
+        task.generation = i64::try_from(version).unwrap_or(i64::MAX);
+        Self::new(Arc::new(task))
+    }
+
     /// The task (copied only if the store still shares it).
     pub fn into_task(self) -> Task {
         Arc::unwrap_or_clone(self.task)

@@ -13,9 +13,11 @@ impl RequestHandler {
         self.check_media_types(&req.message)?;
         self.ready().await?;
         let extensions = self.check_extensions(cx)?;
-        let push = req
-            .configuration
-            .and_then(|c| c.task_push_notification_config);
+        let (push, if_generation_match) = req.configuration.map_or((None, None), |c| {
+            (c.task_push_notification_config, c.if_generation_match)
+        });
+        // A 1.0 request keeps 1.0 behaviour: the field is unknown there.
+        let if_generation_match = if_generation_match.filter(|_| cx.generations());
         if let Some(config) = &push {
             self.rt.pusher()?.settings().check_url(&config.url)?;
         }
@@ -27,6 +29,7 @@ impl RequestHandler {
             message: req.message,
             push,
             v03: cx.v03,
+            if_generation_match,
         };
         let started = match incoming.message.task_id.clone() {
             // Rare, and its future is large: boxed, so that every new task's is small.
@@ -152,29 +155,31 @@ impl RequestHandler {
                             return Ok(SendReply::Message(m));
                         }
                         let stored = self.load(cx, &id).await?;
-                        return Ok(self.task_reply(stored, history_length));
+                        return Ok(self.task_reply(cx, stored, history_length));
                     }
                 }
             }
         };
         Ok(match run.settle(immediately).await? {
             Answer::Reply(m) => SendReply::Message(m),
-            Answer::Task(stored) => self.task_reply(stored, history_length),
+            Answer::Task(stored) => self.task_reply(cx, stored, history_length),
         })
     }
 
-    /// A `SendMessage` answer with the task `stored`.
+    /// A `SendMessage` answer with the task `stored` (with its generation for a 1.1 call).
     fn task_reply(
         &self,
+        cx: &CallContext,
         stored: crate::store::StoredTask,
         history_length: Option<i32>,
     ) -> SendReply {
-        SendReply::Task(TaskReply::stored(
-            &*self.rt.store,
-            stored,
-            history_length,
-            None,
-        ))
+        let version = stored.version;
+        let reply = TaskReply::stored(&*self.rt.store, stored, history_length, None);
+        SendReply::Task(if cx.generations() {
+            reply.with_generation(version)
+        } else {
+            reply
+        })
     }
 
     /// `SendStreamingMessage`: the task (or a single message) first, then its events. A
@@ -187,9 +192,10 @@ impl RequestHandler {
         self.name_message(&mut req);
         req.validate()?;
         self.check_streaming()?;
-        match self.start(cx, req).await? {
-            Started::Run(run) => run.stream(&self.rt).await,
-            Started::Retry(retry) => Ok(self.rt.replay_retry(retry)),
-        }
+        let events = match self.start(cx, req).await? {
+            Started::Run(run) => run.stream(&self.rt).await?,
+            Started::Retry(retry) => self.rt.replay_retry(retry),
+        };
+        Ok(super::for_call(cx, events))
     }
 }

@@ -29,17 +29,32 @@ impl RequestHandler {
         Ok(watch.after(&self.rt, cursor))
     }
 
-    /// `GetTask`: the task as stored (with at most `historyLength` messages of history).
+    /// `GetTask`: the task as stored (with at most `historyLength` messages of history). A 1.1
+    /// call gets its generation, and with `currentGeneration` is a long poll (`long_poll.rs`).
     pub async fn get_task(
         &self,
         cx: &CallContext,
         req: GetTaskRequest,
     ) -> Result<TaskReply, Error> {
         req.validate()?;
-        let stored = self.load(cx, &req.id).await?;
-        let cache = Some(&self.serialized);
+        if !cx.generations() {
+            // 1.0 (and 0.3): no generations, so no long poll either.
+            let stored = self.load(cx, &req.id).await?;
+            let cache = Some(&self.serialized);
+            let store = &*self.rt.store;
+            return Ok(TaskReply::stored(store, stored, req.history_length, cache));
+        }
+        let stored = match req.current_generation {
+            // Validated: not negative.
+            Some(after) => {
+                let after = u64::try_from(after).unwrap_or_default();
+                self.load_past(cx, &req.id, after).await?
+            }
+            None => self.load(cx, &req.id).await?,
+        };
+        let version = stored.version;
         let store = &*self.rt.store;
-        Ok(TaskReply::stored(store, stored, req.history_length, cache))
+        Ok(TaskReply::stored(store, stored, req.history_length, None).with_generation(version))
     }
 
     /// `ListTasks`: newest status first, cursor paging.
@@ -67,6 +82,9 @@ impl RequestHandler {
                 let mut task = Arc::unwrap_or_clone(with_history(t.task, req.history_length));
                 if !include_artifacts {
                     task.artifacts.clear();
+                }
+                if cx.generations() {
+                    task.generation = i64::try_from(t.version).unwrap_or(i64::MAX);
                 }
                 task
             })
@@ -100,7 +118,11 @@ impl RequestHandler {
             .with_scope(cx.scope.clone())
             .with_service_params(cx.service_params.clone(), extensions);
         let canceled = self.rt.cancel(stored, rcx).await?;
-        Ok(Arc::unwrap_or_clone(canceled.task))
+        let mut task = Arc::unwrap_or_clone(canceled.task);
+        if cx.generations() {
+            task.generation = i64::try_from(canceled.version).unwrap_or(i64::MAX);
+        }
+        Ok(task)
     }
 
     /// `SubscribeToTask`: the current task first, then its events. With
@@ -115,7 +137,8 @@ impl RequestHandler {
         req.validate()?;
         self.check_streaming()?;
         if let Some(after) = cx.last_event_id {
-            return self.stream_from(cx, &req.id, after).await;
+            let events = self.stream_from(cx, &req.id, after).await?;
+            return Ok(super::for_call(cx, events));
         }
         // Taken before the task is read: nothing written after the read goes unheard.
         let watch = self.rt.watch(&req.id);
@@ -130,6 +153,6 @@ impl RequestHandler {
             )
             .with_metadata("taskId", req.id.as_str()));
         }
-        Ok(watch.opened_with(&self.rt, stored))
+        Ok(super::for_call(cx, watch.opened_with(&self.rt, stored)))
     }
 }

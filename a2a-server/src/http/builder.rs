@@ -10,7 +10,7 @@ use crate::handler::{BuildError, HandlerBuilder, RESUMABLE_STREAMS_EXTENSION};
 use crate::store::Store;
 use a2a_core::{
     AgentCard, AgentExtension, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC,
-    PROTOCOL_VERSION_V03,
+    PROTOCOL_VERSION_1_1, PROTOCOL_VERSION_V03,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -244,6 +244,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Bounds long-poll `GetTask` (A2A 1.1): see
+    /// [`HandlerBuilder::long_poll`](crate::HandlerBuilder::long_poll).
+    pub fn long_poll(mut self, wait: Duration, max_held: usize) -> Self {
+        self.handler = self.handler.long_poll(wait, max_held);
+        self
+    }
+
     /// This replica's name in the shared leases (default: a random UUID per server).
     pub fn replica_id(mut self, id: impl Into<String>) -> Self {
         self.handler = self.handler.replica_id(id);
@@ -432,6 +439,12 @@ impl ServerBuilder {
             card.supported_interfaces
                 .push(AgentInterface::new(BINDING_GRPC, grpc_url));
         }
+        // Each binding speaks 1.1 too (task generations), listed after the 1.0 interfaces so
+        // that a 1.0 client taking the first interface of its binding gets a 1.0 one.
+        let v11: Vec<_> = (card.supported_interfaces.iter())
+            .map(|i| i.clone().with_protocol_version(PROTOCOL_VERSION_1_1))
+            .collect();
+        card.supported_interfaces.extend(v11);
         card.supported_interfaces.push(
             AgentInterface::new(BINDING_JSONRPC, url.clone())
                 .with_protocol_version(PROTOCOL_VERSION_V03),

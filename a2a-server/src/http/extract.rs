@@ -122,7 +122,7 @@ pub(crate) fn negotiate(requested: Option<&str>) -> Result<Version, Error> {
         (Some("0"), Some("3")) => Ok(Version::V03),
         _ => Err(Error::new(
             ErrorKind::VersionNotSupported,
-            format!("A2A-Version {v} is not supported; this server speaks 1.0 and 0.3"),
+            format!("A2A-Version {v} is not supported; this server speaks 1.1, 1.0 and 0.3"),
         )
         .with_metadata("requestedVersion", v)),
     }

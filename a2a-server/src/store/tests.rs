@@ -15,6 +15,7 @@ pub(crate) fn status_event(t: &Task) -> StreamResponse {
         context_id: t.context_id.clone(),
         status: t.status.clone(),
         metadata: None,
+        generation: 0,
     })
 }
 
@@ -303,6 +304,7 @@ pub(crate) fn chunk(t: &Task, artifact: &str, i: usize) -> StreamResponse {
         append: i > 0,
         last_chunk: false,
         metadata: None,
+        generation: 0,
     })
 }
 

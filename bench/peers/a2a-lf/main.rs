@@ -36,6 +36,7 @@ impl AgentExecutor for Echo {
             append: None,
             last_chunk: Some(true),
             metadata: None,
+            generation: 0,
         });
         let completed = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
             task_id: ctx.task_id,
@@ -46,6 +47,7 @@ impl AgentExecutor for Echo {
                 timestamp: None, // the handler stamps it
             },
             metadata: None,
+            generation: 0,
         });
         Box::pin(stream::iter([Ok(artifact), Ok(completed)]))
     }
@@ -61,6 +63,7 @@ impl AgentExecutor for Echo {
                     timestamp: None, // the handler stamps it
                 },
                 metadata: None,
+                generation: 0,
             }))
         }))
     }

@@ -75,6 +75,7 @@ fn fixed(url: &str) -> Fixed {
         context_id: task.context_id.clone(),
         status: task.status.clone(),
         metadata: None,
+        generation: 0,
     });
     let mut listed = task.clone();
     listed.artifacts.clear();

@@ -19,8 +19,9 @@ pub(crate) enum Change {
     Message(Message),
     /// A direct message answer, with no task (only before the task exists).
     Reply(Message),
-    /// A follow-up user message to an interrupted task: appended, and the task moves to WORKING.
-    Continue(Message),
+    /// A follow-up user message to an interrupted task: appended, and the task moves to WORKING;
+    /// with a generation (`ifGenerationMatch`), only if the task is still at it.
+    Continue(Message, Option<i64>),
 }
 
 impl TaskCell {
@@ -76,6 +77,7 @@ impl TaskCell {
                 context_id: task.context_id.clone(),
                 status,
                 metadata: None,
+                generation: 0,
             })
         };
         match change {
@@ -110,6 +112,7 @@ impl TaskCell {
                     append,
                     last_chunk,
                     metadata: None,
+                    generation: 0,
                 };
                 Ok((None, StreamResponse::ArtifactUpdate(update)))
             }
@@ -129,7 +132,7 @@ impl TaskCell {
                 }
                 Ok((None, StreamResponse::Message(m)))
             }
-            Change::Continue(m) => {
+            Change::Continue(m, _) => {
                 if !state.is_interrupted() {
                     return Err(Error::new(
                         ErrorKind::UnsupportedOperation,
@@ -146,11 +149,21 @@ impl TaskCell {
 }
 
 impl Change {
+    /// The generation a continuation requires the task to be at (`ifGenerationMatch`).
+    pub(super) fn required_generation(&self) -> Option<i64> {
+        match self {
+            Change::Continue(_, generation) => *generation,
+            _ => None,
+        }
+    }
+
     /// The change again, from what [`TaskCell::check`] made of it, to check it against a task
     /// that changed meanwhile.
     pub(super) fn redo(received: Option<Message>, event: StreamResponse) -> Result<Self, Error> {
         if let Some(m) = received {
-            return Ok(Self::Continue(m));
+            // The generation was checked against the task as it was read before this redo, and
+            // is checked again by the caller, which keeps it.
+            return Ok(Self::Continue(m, None));
         }
         Ok(match event {
             StreamResponse::StatusUpdate(u) => Self::Status(u.status),

@@ -79,6 +79,7 @@ impl Log {
                 artifacts: task.artifacts[..at(*artifacts)].to_vec(),
                 history: task.history[..at(*history)].to_vec(),
                 metadata: task.metadata.clone(),
+                generation: 0,
             }),
             Logged::Artifact { index, last_chunk } => {
                 StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
@@ -88,6 +89,7 @@ impl Log {
                     append: false,
                     last_chunk: *last_chunk,
                     metadata: None,
+                    generation: 0,
                 })
             }
             Logged::Status { state, timestamp } => {
@@ -96,6 +98,7 @@ impl Log {
                     context_id: task.context_id.clone(),
                     status: status(*state, *timestamp),
                     metadata: None,
+                    generation: 0,
                 })
             }
         })
@@ -214,6 +217,7 @@ mod tests {
             status: TaskStatus::new(TaskState::Working)
                 .with_message(Message::agent_text("thinking")),
             metadata: None,
+            generation: 0,
         });
         let chunk = |text: &str, id: &str, append| {
             StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
@@ -223,6 +227,7 @@ mod tests {
                 append,
                 last_chunk: true,
                 metadata: None,
+                generation: 0,
             })
         };
         let done = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
@@ -230,6 +235,7 @@ mod tests {
             context_id: "c".into(),
             status: TaskStatus::new(TaskState::Completed),
             metadata: None,
+            generation: 0,
         });
         let events = vec![
             StreamResponse::Task(created),
@@ -293,6 +299,7 @@ mod tests {
             append: false,
             last_chunk: true,
             metadata: None,
+            generation: 0,
         });
         log.push(&task, &late);
         task.apply(&late).expect("same task");
