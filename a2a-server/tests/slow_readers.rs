@@ -63,6 +63,7 @@ async fn start(
 async fn big_task(addr: SocketAddr, size: usize) -> String {
     let response: Value = reqwest::Client::new()
         .post(format!("http://{addr}/"))
+        .header("a2a-version", "1.0")
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
             "message": {"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": size.to_string()}]}
         }}))
@@ -214,7 +215,7 @@ fn http1_request(binding: Binding, id: &str) -> Vec<u8> {
                 json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": id}})
                     .to_string();
             format!(
-                "POST / HTTP/1.1\r\nhost: a2a\r\ncontent-type: application/json\r\n\
+                "POST / HTTP/1.1\r\nhost: a2a\r\ncontent-type: application/json\r\na2a-version: 1.0\r\n\
                  content-length: {}\r\n\r\n{body}",
                 body.len()
             )

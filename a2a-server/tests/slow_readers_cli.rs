@@ -27,6 +27,7 @@ async fn the_binary_stays_under_its_output_cap_with_200_non_reading_streams() {
     let text = "x".repeat(4 << 20);
     let response: Value = http
         .post(&server.url)
+        .header("a2a-version", "1.0")
         .json(
             &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
                 "message": {"messageId": "big", "role": "ROLE_USER", "parts": [{"text": text}]}

@@ -60,6 +60,7 @@ pub fn get_task(binding: Binding, addr: SocketAddr, id: &str) -> (http::Request<
                 .method("POST")
                 .uri(format!("http://{addr}/"))
                 .header("content-type", "application/json")
+                .header("a2a-version", "1.0")
                 .body(())
                 .unwrap();
             let body =
