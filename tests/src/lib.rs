@@ -278,6 +278,18 @@ impl TestServer {
             .expect("the store flushes");
     }
 
+    /// The agent card, fetched as a 1.0 client would.
+    pub async fn card(&self) -> Value {
+        let card = self.http.get(self.url("/.well-known/agent-card.json"));
+        card.header("A2A-Version", "1.0")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     /// `base` + `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)

@@ -106,16 +106,7 @@ async fn anonymous_access_serves_callers_without_credentials_but_keeps_the_exten
             .extended_agent_card(extended)
     })
     .await;
-    let card: Value = srv
-        .http
-        .get(srv.url("/.well-known/agent-card.json"))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = srv.card().await;
     assert!(card["securitySchemes"]["bearer"].is_object(), "{card:#}");
     assert!(
         card.get("securityRequirements")

@@ -14,16 +14,7 @@ async fn demo() -> TestServer {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_card_lists_its_three_skills() {
     let srv = demo().await;
-    let card: Value = srv
-        .http
-        .get(srv.url("/.well-known/agent-card.json"))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = srv.card().await;
     let skills: Vec<&str> = card["skills"]
         .as_array()
         .unwrap()

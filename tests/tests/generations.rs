@@ -332,16 +332,7 @@ async fn a_negative_generation_is_invalid_params() {
 #[tokio::test]
 async fn the_card_lists_a_1_1_interface_for_every_binding_after_the_1_0_ones() {
     let server = TestServer::start(Kitchen).await;
-    let card: Value = server
-        .http
-        .get(server.url("/.well-known/agent-card.json"))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = server.card().await;
     let interfaces: Vec<(String, String)> =
         (card["supportedInterfaces"].as_array().unwrap().iter())
             .map(|i| {

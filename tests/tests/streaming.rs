@@ -13,16 +13,7 @@ use std::time::Duration;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_streaming_off_both_streaming_operations_are_unsupported() {
     let srv = TestServer::start_with(Kitchen, |b| b.streaming(false)).await;
-    let card: serde_json::Value = srv
-        .http
-        .get(srv.url("/.well-known/agent-card.json"))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: serde_json::Value = srv.card().await;
     assert_ne!(card["capabilities"]["streaming"], true);
     let task = srv.make_task(Binding::JsonRpc, "TASK_STATE_WORKING").await;
     for b in ALL {

@@ -159,16 +159,7 @@ async fn server_with_extensions() -> TestServer {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_required_extension_the_client_did_not_request_is_extension_support_required() {
     let srv = server_with_extensions().await;
-    let card: Value = srv
-        .http
-        .get(srv.url("/.well-known/agent-card.json"))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = srv.card().await;
     assert_eq!(card["capabilities"]["extensions"][0]["uri"], REQUIRED);
     assert_eq!(card["capabilities"]["extensions"][0]["required"], true);
     for b in ALL {
