@@ -6,13 +6,26 @@
 //!
 //! # Quick start
 //!
-//! ```no_run
+//! Delegate a task to an agent and follow it to its end (here the demo agent of
+//! `a2a-server`, started on a free port; `a2a-server --features cli` serves the same one):
+//!
+//! ```
 //! use a2a_client::{Client, DelegateOptions};
-//! use a2a_core::{Message, SendMessageResponse};
+//! use a2a_core::{Message, SendMessageResponse, TaskState};
 //! use std::time::Duration;
 //!
-//! # async fn run() -> Result<(), a2a_client::Error> {
-//! let client = Client::connect("http://127.0.0.1:8080").await?;
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! # let url = format!("http://{}", listener.local_addr()?);
+//! # let server = a2a_server::Server::builder(a2a_server::demo::DemoAgent)
+//! #     .agent_card(a2a_server::demo::DemoAgent::card())
+//! #     .public_url(&url)
+//! #     .build()?;
+//! # let handle = server.handle();
+//! # let serving = tokio::spawn(server.serve(listener));
+//! // `url` is the agent's base URL, e.g. "http://127.0.0.1:8080": the card says how to talk to it.
+//! let client = Client::connect(&url).await?;
 //! let options = DelegateOptions::default().deadline(Duration::from_secs(60));
 //! match client.delegate(Message::user_text("countdown 3"), options).await? {
 //!     SendMessageResponse::Task(task) => {
@@ -20,10 +33,14 @@
 //!         for artifact in &task.artifacts {
 //!             println!("{}", artifact.text_content());
 //!         }
+//!         assert_eq!(task.status.state, TaskState::Completed);
 //!     }
 //!     SendMessageResponse::Message(reply) => println!("{}", reply.text()),
 //! }
-//! # Ok(()) }
+//! # handle.shutdown();
+//! # serving.await??;
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! # Features
@@ -50,6 +67,9 @@
 //! | [`Limits`] | the bounds on every read: card, JWK set, response and event sizes, a stream's idle timeout |
 //! | [`transport`] | the bindings: [`transport::JsonRpcTransport`], [`transport::RestTransport`], [`transport::GrpcTransport`] |
 //! | `webhook::PushReceiver` (feature `webhook`) | a webhook endpoint for push notifications: checks credentials, de-duplicates |
+
+// docs.rs (nightly, `--cfg docsrs`): each feature-gated item is marked with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod auth;
 mod card;

@@ -64,6 +64,9 @@
 //! millisecond precision. Unknown fields are ignored; unknown enum values are kept
 //! (`TaskState::Unknown`) so that a newer peer's values pass through.
 
+// docs.rs (nightly, `--cfg docsrs`): each feature-gated item is marked with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod agent_card;
 mod error;
 mod event;

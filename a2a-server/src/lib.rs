@@ -12,8 +12,10 @@
 //!
 //! # Quick start
 //!
-//! ```no_run
-//! use a2a_core::{AgentCard, Artifact, Error};
+//! An agent served on a free port, and one call to it with `a2a-client`:
+//!
+//! ```
+//! use a2a_core::{AgentCard, Artifact, Error, SendMessageResponse};
 //! use a2a_server::{Agent, RequestContext, Server, SledStore, TaskEvents};
 //!
 //! struct Echo;
@@ -22,20 +24,39 @@
 //!     async fn execute(&self, cx: RequestContext, events: TaskEvents) -> Result<(), Error> {
 //!         events.working("echoing").await?;
 //!         events.artifact(Artifact::text("echo", cx.message.text())).await?;
-//!         events.complete(None).await
+//!         events.complete(None).await // stored (and flushed) before any client sees it
 //!     }
 //! }
 //!
 //! #[tokio::main]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! #   let dir = tempfile::tempdir()?;
+//! #   let data = dir.path();
+//! #   /*
+//!     let data = "./a2a-data";
+//! #   */
+//!     // Port 0: a free port (use "127.0.0.1:8080" or "0.0.0.0:8080" for a fixed one).
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//!     let url = format!("http://{}", listener.local_addr()?);
 //!     let card = AgentCard::builder("Echo", "Repeats what you say").build();
 //!     let server = Server::builder(Echo)
 //!         .agent_card(card)
-//!         .task_store(SledStore::open("./a2a-data")?)
-//!         .public_url("http://127.0.0.1:8080")
+//!         .task_store(SledStore::open(data)?)
+//!         .public_url(&url)
 //!         .build()?;
-//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//!     server.serve(listener).await?;
+//!     let handle = server.handle();
+//!     let serving = tokio::spawn(server.serve(listener));
+//!
+//!     // Any A2A client can talk to it now; here, a2a-client over the card's first binding.
+//!     let client = a2a_client::Client::connect(&url).await?;
+//!     let SendMessageResponse::Task(task) = client.send_text("hello").await? else {
+//!         panic!("Echo answers with a task");
+//!     };
+//!     assert_eq!(task.artifacts[0].text_content(), "hello");
+//!
+//!     handle.shutdown(); // stops accepting, ends streams, tells running agents to stop
+//!     serving.await??;
+//!     handle.flush().await?; // everything stored is durable
 //!     Ok(())
 //! }
 //! ```
@@ -84,6 +105,9 @@
 //! - A stream resumed with `Last-Event-ID` gets exactly the events it missed
 //!   ([`RESUMABLE_STREAMS_EXTENSION`]); a retried `SendMessage` (same `messageId`) does not run
 //!   the agent again; tasks left running by a crash go to [`Agent`]'s `resume` hook.
+
+// docs.rs (nightly, `--cfg docsrs`): each feature-gated item is marked with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent;
 pub mod auth;
