@@ -247,11 +247,11 @@ fn directive_into(block: &mut Block, directive: &str) -> Result<(), String> {
 pub fn program(line: &str) -> Option<Program> {
     let mut line = line.to_owned();
     for (launcher, program) in LAUNCHERS {
-        if let Some(rest) = line.strip_prefix(launcher) {
-            if rest.is_empty() || rest.starts_with(' ') {
-                line = format!("{program}{rest}");
-                break;
-            }
+        if let Some(rest) = line.strip_prefix(launcher)
+            && (rest.is_empty() || rest.starts_with(' '))
+        {
+            line = format!("{program}{rest}");
+            break;
         }
     }
     let first = line.split_whitespace().next()?;
@@ -273,10 +273,10 @@ pub fn set_flags(line: &str, flags: &[&str], value: &str) -> String {
                 words[next] = value.to_owned();
                 index = next;
             }
-        } else if let Some((flag, _)) = word.split_once('=') {
-            if flags.contains(&flag) {
-                words[index] = format!("{flag}={value}");
-            }
+        } else if let Some((flag, _)) = word.split_once('=')
+            && flags.contains(&flag)
+        {
+            words[index] = format!("{flag}={value}");
         }
         index += 1;
     }

@@ -347,11 +347,11 @@ impl Page {
             return;
         }
         let mut output = String::new();
-        if let Some(args) = &block.server {
-            if let Err(e) = self.start_server(&format!("a2a-server {args}")).await {
-                self.report.failures.push(format!("{}: {e}", block.place));
-                return;
-            }
+        if let Some(args) = &block.server
+            && let Err(e) = self.start_server(&format!("a2a-server {args}")).await
+        {
+            self.report.failures.push(format!("{}: {e}", block.place));
+            return;
         }
         for command in &block.commands {
             let result = match doc_shell::program(&command.text) {
