@@ -6,10 +6,9 @@
 //! Blocks that cannot run here are marked `doc-shell: skip REASON` in the page and listed.
 //! The markers and the rewrites (ports, URLs, files): `a2a_e2e::doc_shell`.
 //!
-//! The binaries are the `a2a-server` and `a2a` of the target directory this test runs from
-//! (`cargo test --workspace --all-features` builds them); when they are missing or older than
-//! the sources, the test builds them first (`cargo build -p a2a-server -p a2a-client
-//! --features a2a-server/cli,a2a-client/cli`).
+//! The binaries are the `a2a-server` and `a2a` of the target directory this test runs from,
+//! brought up to date first with `cargo test --workspace --all-features --no-run --test
+//! doc_commands` (a no-op after `cargo test --workspace --all-features`, which builds them).
 
 use a2a_e2e::doc_shell::{self, Block, Program};
 use a2a_e2e::keys::{self, Kind};
@@ -17,7 +16,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::Notify;
@@ -26,70 +25,61 @@ use tokio::task::JoinHandle;
 /// How long one command may run, or a server take to come up.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The directory holding the debug binaries, built first when missing or stale.
-fn binaries() -> PathBuf {
+/// How long bringing the two binaries up to date may take (nothing, after `cargo test
+/// --workspace`, which built them; a few minutes when this test runs alone after a change).
+const BUILD_TIMEOUT: Duration = Duration::from_secs(1200);
+
+/// The directory holding `a2a-server` and `a2a`, brought up to date first: built as `cargo
+/// test --workspace --all-features` builds them (for the `doc_commands` tests of both crates),
+/// so that after that command this is only cargo's freshness check.
+async fn binaries() -> PathBuf {
     let exe = std::env::current_exe().expect("the test's path");
-    // target/debug/deps/doc_shell-… → target/debug
+    // target/<profile>/deps/doc_shell-… → target/<profile>
     let dir = exe
         .parent()
         .and_then(Path::parent)
         .expect("a test binary under target/<profile>/deps")
         .to_path_buf();
-    let bins =
-        ["a2a-server", "a2a"].map(|b| dir.join(format!("{b}{}", std::env::consts::EXE_SUFFIX)));
-    let sources = newest_source();
-    let fresh = bins.iter().all(|bin| {
-        std::fs::metadata(bin)
-            .and_then(|m| m.modified())
-            .is_ok_and(|built| built >= sources)
-    });
-    if !fresh {
-        eprintln!("doc_shell: building a2a-server and a2a (missing or older than the sources)");
-        let mut cargo = std::process::Command::new(option_env!("CARGO").unwrap_or("cargo"));
-        cargo.current_dir(doc_shell::root()).args([
-            "build",
-            "-p",
-            "a2a-server",
-            "-p",
-            "a2a-client",
-            "--features",
-            "a2a-server/cli,a2a-client/cli",
-            "--bin",
-            "a2a-server",
-            "--bin",
-            "a2a",
-        ]);
-        if dir.file_name().is_some_and(|n| n == "release") {
-            cargo.arg("--release");
+    let target = dir.parent().expect("target/<profile> has a parent");
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .current_dir(doc_shell::root())
+        .args([
+            "test",
+            "--workspace",
+            "--all-features",
+            "--no-run",
+            "--quiet",
+        ])
+        .args(["--test", "doc_commands", "--target-dir"])
+        .arg(target)
+        .kill_on_drop(true);
+    // Without the variables cargo set for this test (a build script that watches
+    // CARGO_MANIFEST_DIR would otherwise rebuild half the dependency tree, then again in the
+    // next ordinary build).
+    for (name, _) in std::env::vars() {
+        let set_for_this_test = [
+            "CARGO_MANIFEST_",
+            "CARGO_PKG_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+            || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR"].contains(&name.as_str());
+        if set_for_this_test {
+            cargo.env_remove(name);
         }
-        let status = cargo.status().expect("cargo runs");
-        assert!(status.success(), "building a2a-server and a2a failed");
     }
+    if dir.file_name().is_some_and(|n| n == "release") {
+        cargo.arg("--release");
+    }
+    let status = tokio::time::timeout(BUILD_TIMEOUT, cargo.status())
+        .await
+        .unwrap_or_else(|_| panic!("building a2a-server and a2a took over {BUILD_TIMEOUT:?}"))
+        .expect("cargo runs");
+    assert!(status.success(), "building a2a-server and a2a failed");
     dir
-}
-
-/// The newest modification time among the sources of the two binaries.
-fn newest_source() -> SystemTime {
-    fn walk(path: &Path, newest: &mut SystemTime) {
-        let Ok(meta) = std::fs::metadata(path) else {
-            return;
-        };
-        if meta.is_dir() {
-            for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
-                walk(&entry.path(), newest);
-            }
-        } else if let Ok(modified) = meta.modified() {
-            *newest = (*newest).max(modified);
-        }
-    }
-    let root = doc_shell::root();
-    let mut newest = SystemTime::UNIX_EPOCH;
-    for krate in ["a2a-core", "a2a-server", "a2a-client"] {
-        walk(&root.join(krate).join("src"), &mut newest);
-        walk(&root.join(krate).join("Cargo.toml"), &mut newest);
-    }
-    walk(&root.join("Cargo.lock"), &mut newest);
-    newest
 }
 
 /// Everything a serving command wrote on stdout and stderr, as it comes.
@@ -498,9 +488,7 @@ fn doc_shell_markers_are_all_well_formed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_documented_server_and_a2a_command_runs() {
     let started = Instant::now();
-    let bins = tokio::task::spawn_blocking(binaries)
-        .await
-        .expect("binaries");
+    let bins = binaries().await;
     let blocks = doc_shell::blocks().unwrap_or_else(|e| panic!("{e}"));
     // Pages run side by side, each with its own directory and servers.
     let mut pages: Vec<(String, Vec<Block>)> = Vec::new();
