@@ -73,19 +73,23 @@ pub enum Group {
     Streaming,
     /// Push-notification configs.
     Push,
+    /// A2A 1.1 task generations, long-poll GetTask and `ifGenerationMatch`, over the interfaces
+    /// the card declares with protocol version 1.1 (skipped where it declares none).
+    Generations,
     /// Authentication challenges.
     Auth,
 }
 
 impl Group {
     /// Every group.
-    pub const ALL: [Group; 7] = [
+    pub const ALL: [Group; 8] = [
         Group::Card,
         Group::Interfaces,
         Group::Errors,
         Group::Tasks,
         Group::Streaming,
         Group::Push,
+        Group::Generations,
         Group::Auth,
     ];
 
@@ -98,6 +102,7 @@ impl Group {
             Group::Tasks => "tasks",
             Group::Streaming => "streaming",
             Group::Push => "push",
+            Group::Generations => "generations",
             Group::Auth => "auth",
         }
     }
@@ -117,7 +122,7 @@ pub struct Check {
     pub group: Group,
     /// MUST, SHOULD or MAY.
     pub level: Level,
-    /// The section(s) of the A2A v1.0 specification.
+    /// The section(s) of the A2A v1.0 specification (of the 1.1 text where marked `(1.1)`).
     pub section: &'static str,
     /// What it requires, in a sentence.
     pub title: &'static str,
@@ -210,6 +215,11 @@ pub struct Options {
     /// `http://127.0.0.1:9/a2a-check`, a closed port on the agent's own machine, so that no
     /// one else is ever called).
     pub webhook: Option<String>,
+    /// The text of a message that keeps the agent working for a while (a second or more; the
+    /// demo agent's `countdown 5`), sent as is for the long-poll check of 1.1 interfaces.
+    /// Without it the checker sends its own message, and skips the check when the agent has
+    /// finished that task by the time SendMessage returns.
+    pub long_task: Option<String>,
 }
 
 impl Default for Options {
@@ -222,6 +232,7 @@ impl Default for Options {
             request_timeout: Duration::from_secs(10),
             deadline: Duration::from_secs(120),
             webhook: None,
+            long_task: None,
         }
     }
 }
@@ -532,15 +543,21 @@ async fn all(run: &Run, url: &str) {
         if !run.options.bindings.is_empty() && !run.options.bindings.contains(&binding) {
             continue;
         }
-        match wire::Wire::of(binding, target, run.options.request_timeout) {
+        let checked = match wire::Wire::of(binding, target, run.options.request_timeout) {
             Ok(wire) => binding::check(run, &wire, tenant.as_deref(), &card.value).await,
-            Err(e) => run.record(
-                catalog::IFACE_ANSWERS,
-                Some(binding),
-                Verdict::Fail,
-                format!("the interface URL {target:?} is not usable: {e}"),
-                None,
-            ),
+            Err(e) => {
+                run.record(
+                    catalog::IFACE_ANSWERS,
+                    Some(binding),
+                    Verdict::Fail,
+                    format!("the interface URL {target:?} is not usable: {e}"),
+                    None,
+                );
+                false
+            }
+        };
+        if run.wants(Group::Generations) {
+            generations(run, binding, checked, &card).await;
         }
     }
     for binding in &run.options.bindings {
@@ -559,5 +576,26 @@ async fn all(run: &Run, url: &str) {
                 None,
             );
         }
+    }
+}
+
+/// The generations group on `binding`, over the interface the card declares with protocol
+/// version 1.1 for it (skipped where there is none, or where the binding could not be checked
+/// at all).
+async fn generations(run: &Run, binding: &'static str, checked: bool, card: &card::CardInfo) {
+    let skip = |why: String| run.skip(catalog::GENERATIONS, Some(binding), &why);
+    if !checked {
+        return skip(format!("the {binding} interface could not be checked"));
+    }
+    let Some((_, target, tenant)) = card.generations.iter().find(|(b, ..)| *b == binding) else {
+        return skip(format!(
+            "the card declares no {binding} interface with protocol version 1.1"
+        ));
+    };
+    match wire::Wire::of(binding, target, run.options.request_timeout) {
+        Ok(wire) => binding::generations(run, &wire, tenant.as_deref(), &card.value).await,
+        Err(e) => skip(format!(
+            "the 1.1 interface URL {target:?} is not usable: {e}"
+        )),
     }
 }

@@ -127,6 +127,11 @@ pub struct PushRecord {
     /// Registered through the v0.3 protocol: deliver v0.3 payloads.
     #[serde(default)]
     pub v03: bool,
+    /// Registered by an A2A 1.1 request: each task snapshot and update delivered carries its
+    /// `generation` (a push delivery is the StreamResponse a stream of that request would
+    /// carry). A 1.0 (or v0.3) registration's deliveries carry none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub generations: bool,
     /// The sequence number of the last event delivered (or not to be delivered).
     pub delivered: u64,
     /// Set when delivery gave up; nothing more is sent to this webhook.

@@ -302,3 +302,138 @@ async fn on_postgres_a_second_replica_sees_the_same_generations_and_long_polls_w
     let cancel = a2a_core::CancelTaskRequest::new(held.id.clone());
     a.cancel_task(&v11(), cancel).await.unwrap();
 }
+
+/// A replica served on `127.0.0.1:0` (every binding on one port), on the schema `db`; the
+/// serving task is aborted on drop.
+#[cfg(feature = "postgres")]
+struct Served {
+    url: String,
+    serving: tokio::task::JoinHandle<()>,
+}
+
+#[cfg(feature = "postgres")]
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.serving.abort();
+    }
+}
+
+#[cfg(feature = "postgres")]
+async fn serve(db: &pg::TestSchema, gate: &Arc<Semaphore>) -> Served {
+    let store = db.store().await;
+    let bus = store.event_bus().await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = a2a_server::Server::builder(Counter(gate.clone()))
+        .agent_card(
+            AgentCard::builder("counter", "counts")
+                .streaming(true)
+                .build(),
+        )
+        .public_url(&url)
+        .leases(store.leases())
+        .event_bus(bus)
+        .task_store(store)
+        .build()
+        .expect("a replica");
+    let serving = tokio::spawn(async move {
+        server.serve(listener).await.expect("the replica serves");
+    });
+    Served { url, serving }
+}
+
+/// The same over the wire, through our client on each binding (its 1.1 interface, from the
+/// card): two replicas on one PostgreSQL schema, a countdown streamed from A numbered 1..7 and
+/// read back at 7 from B; long polls on B answered within 50 ms of each change made on A;
+/// answers at one generation raced through A and B, exactly one winning.
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn on_postgres_replicas_every_binding_sees_one_numbering_and_long_polls_across_them() {
+    use a2a_client::{Binding, Client};
+    let Some(db) = pg::TestSchema::new().await else {
+        return;
+    };
+    let gate = Arc::new(Semaphore::new(0));
+    let (ra, rb) = (serve(&db, &gate).await, serve(&db, &gate).await);
+    let mut slowest = Duration::ZERO;
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
+        let connect = |url: String| async move {
+            let client = Client::builder().prefer([binding]).connect(&url).await;
+            let client = client.expect("a client");
+            assert!(client.speaks_generations(), "{binding:?}: a 1.1 interface");
+            client
+        };
+        let (a, b) = (connect(ra.url.clone()).await, connect(rb.url.clone()).await);
+        let events: Vec<_> = timeout(WAIT, async {
+            let stream = a.send_streaming_message(&send("count 3")).await.unwrap();
+            stream.collect::<Vec<_>>().await
+        })
+        .await
+        .unwrap();
+        let events: Vec<_> = events.into_iter().map(Result::unwrap).collect();
+        let generations: Vec<i64> = events.iter().map(|e| e.generation()).collect();
+        assert_eq!(generations, (1..=7).collect::<Vec<_>>(), "{binding:?}");
+        let id = events[0].task_id().expect("a task event").clone();
+        let on_b = b.get_task(id.clone()).await.unwrap();
+        assert_eq!(on_b.generation, 7, "{binding:?}: read on B");
+
+        // A task held on A at generation 1, long-polled on B.
+        let hold = send("hold").with_return_immediately(true);
+        let a2a_core::SendMessageResponse::Task(held) = a.send_message(&hold).await.unwrap() else {
+            panic!("{binding:?}: a task");
+        };
+        assert_eq!(held.generation, 1);
+        for at in 1..=3 {
+            let poll = b.wait_for_change(held.id.clone(), at);
+            tokio::pin!(poll);
+            assert!(
+                timeout(Duration::from_millis(200), &mut poll)
+                    .await
+                    .is_err(),
+                "{binding:?}: held while the task stays at {at}"
+            );
+            let changed = Instant::now();
+            gate.add_permits(1);
+            let got = timeout(WAIT, poll).await.unwrap().unwrap();
+            slowest = slowest.max(changed.elapsed());
+            assert_eq!(got.generation, at + 1, "{binding:?}");
+        }
+        a.cancel_task(held.id.clone()).await.unwrap();
+
+        // Two answers at one generation, through A and through B: exactly one wins.
+        let a2a_core::SendMessageResponse::Task(asked) =
+            a.send_message(&send("ask")).await.unwrap()
+        else {
+            panic!("{binding:?}: a task");
+        };
+        assert_eq!(asked.status.state, TaskState::InputRequired);
+        let answer = |text: &str| {
+            let m = Message::user_text(text).with_task_id(asked.id.clone());
+            SendMessageRequest::new(m).with_if_generation_match(asked.generation)
+        };
+        let (one, two) = (answer("one"), answer("two"));
+        let (one, two) = timeout(WAIT, async {
+            tokio::join!(a.send_message(&one), b.send_message(&two))
+        })
+        .await
+        .unwrap();
+        match (one, two) {
+            (Ok(_), Err(lost)) | (Err(lost), Ok(_)) => assert_eq!(
+                lost.kind(),
+                Some(ErrorKind::TaskGenerationMismatch),
+                "{binding:?}: {lost}"
+            ),
+            (one, two) => panic!("{binding:?}: exactly one must win: {one:?} / {two:?}"),
+        }
+        let done = b.get_task(asked.id.clone()).await.unwrap();
+        assert_eq!(
+            (done.status.state, done.generation),
+            (TaskState::Completed, asked.generation + 2),
+            "{binding:?}: the winner's answer alone moved it on"
+        );
+    }
+    assert!(
+        slowest < Duration::from_millis(50),
+        "a long poll on B returns within 50 ms of the change on A (slowest {slowest:?})"
+    );
+}

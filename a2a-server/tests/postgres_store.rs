@@ -54,7 +54,7 @@ async fn replicas_starting_together_apply_each_migration_once() {
         .await
         .unwrap()
         .get(0);
-    assert_eq!(applied, 1, "one migration so far, applied once");
+    assert_eq!(applied, 2, "two migrations so far, each applied once");
     drop(opened);
 }
 

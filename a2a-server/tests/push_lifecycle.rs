@@ -420,6 +420,7 @@ fn record(task: &str, id: &str, url: &str) -> PushRecord {
     PushRecord {
         config: config(&TaskId::from(task), id, url),
         v03: false,
+        generations: false,
         delivered: 0,
         dead_letter: None,
     }

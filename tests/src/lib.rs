@@ -18,6 +18,7 @@
 pub mod agents;
 mod answer;
 pub mod broken;
+pub mod broken_generations;
 pub mod doc_shell;
 mod grpc;
 #[cfg(doctest)]

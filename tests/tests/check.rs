@@ -5,6 +5,7 @@
 
 use a2a_client::check::{self, Group, Level, Options, Report, Verdict};
 use a2a_e2e::broken::BrokenAgent;
+use a2a_e2e::broken_generations::{BrokenGenerations, Fault};
 use a2a_server::auth::BearerTokens;
 use a2a_server::demo::DemoAgent;
 use a2a_server::push::PushSettings;
@@ -13,11 +14,13 @@ use reqwest::header::{AUTHORIZATION, HeaderValue};
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 
-/// Options for a local agent: no pacing to speak of, a deadline well above a run's length.
+/// Options for a local agent: no pacing to speak of, a deadline well above a run's length, and
+/// the demo agent's countdown for the long-poll check.
 fn local() -> Options {
     let mut o = Options::default();
     o.rate = 500.0;
     o.deadline = Duration::from_secs(60);
+    o.long_task = Some("countdown 5".to_owned());
     o
 }
 
@@ -253,4 +256,92 @@ async fn only_and_bindings_narrow_the_run() {
         report.table()
     );
     assert_eq!(bindings(&report), ["HTTP+JSON"]);
+}
+
+#[tokio::test]
+async fn the_generations_checks_run_on_every_1_1_interface_and_pass_on_ours() {
+    let demo = Demo::start(|b| b).await;
+    let mut options = local();
+    options.only = vec![Group::Generations];
+    let report = check::run(&demo.url, &options).await;
+    assert!(report.passed(), "{}", report.table());
+    let lines: Vec<String> = report.findings.iter().map(|f| f.line()).collect();
+    let mut expected = Vec::new();
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
+        for (level, id) in [
+            ("MUST", "present"),
+            ("MUST", "gap-free"),
+            ("MUST", "poll-past"),
+            ("MUST", "mismatch"),
+            ("SHOULD", "poll-holds"),
+        ] {
+            expected.push(format!("pass {level} {binding} generations.{id}"));
+        }
+    }
+    assert_eq!(lines, expected, "{}", report.table());
+    let held = report
+        .findings
+        .iter()
+        .find(|f| f.check.id == "generations.poll-holds")
+        .expect("a poll-holds finding");
+    assert!(held.detail.starts_with("held "), "{}", held.detail);
+
+    // Without a task that lasts, the hold cannot be seen: skipped, saying what to pass.
+    options.long_task = None;
+    options.bindings = vec!["JSONRPC"];
+    let report = check::run(&demo.url, &options).await;
+    assert!(report.passed(), "{}", report.table());
+    let skipped: Vec<&str> = (report.findings.iter())
+        .filter(|f| f.verdict == Verdict::Skip)
+        .map(|f| f.detail.as_str())
+        .collect();
+    assert_eq!(skipped.len(), 1, "{}", report.table());
+    assert!(skipped[0].contains("--long-task"), "{skipped:?}");
+}
+
+#[tokio::test]
+async fn an_agent_without_a_1_1_interface_gets_the_generations_checks_skipped() {
+    let agent = BrokenAgent::start().await;
+    let mut options = local();
+    options.only = vec![Group::Generations];
+    let report = check::run(&agent.url, &options).await;
+    let lines: Vec<String> = report.findings.iter().map(|f| f.line()).collect();
+    assert_eq!(lines.len(), 5, "{}", report.table());
+    assert!(
+        report.findings.iter().all(|f| f.verdict == Verdict::Skip
+            && f.detail
+                .contains("no JSONRPC interface with protocol version 1.1")),
+        "{}",
+        report.table()
+    );
+}
+
+#[tokio::test]
+async fn each_broken_1_1_behaviour_fails_its_own_check() {
+    for (fault, failed) in [
+        (Fault::NoGeneration, "FAIL MUST JSONRPC generations.present"),
+        (Fault::Gaps, "FAIL MUST JSONRPC generations.gap-free"),
+        (Fault::NoHold, "FAIL SHOULD JSONRPC generations.poll-holds"),
+        (
+            Fault::NoPrecondition,
+            "FAIL MUST JSONRPC generations.mismatch",
+        ),
+    ] {
+        let agent = BrokenGenerations::start(fault).await;
+        let mut options = local();
+        options.only = vec![Group::Generations];
+        options.bindings = vec!["JSONRPC"];
+        let report = check::run(&agent.url, &options).await;
+        assert!(report.complete(), "{fault:?}: {:?}", report.gaps);
+        assert_eq!(report.failures(), [failed], "{fault:?}: {}", report.table());
+        let finding = (report.findings.iter())
+            .find(|f| f.verdict == Verdict::Fail)
+            .expect("the failure");
+        assert!(finding.request.is_some() && finding.response.is_some());
+        assert_eq!(
+            report.passed(),
+            fault == Fault::NoHold,
+            "{fault:?}: a SHOULD"
+        );
+    }
 }

@@ -118,6 +118,24 @@ async fn a_1_0_request_gets_no_generation_field_anywhere() {
                 "{binding:?} {headers:?}: {events:#?}"
             );
             let id = str_at(payload(&events[0]), "id").to_owned();
+            // Nor does a replay of the task's log.
+            let mut replay_headers = headers.to_vec();
+            replay_headers.push(("Last-Event-ID", "0"));
+            let mut replay = server
+                .open_stream(
+                    binding,
+                    Op::SubscribeToTask,
+                    json!({"id": id}),
+                    &replay_headers,
+                )
+                .await
+                .unwrap_or_else(|e| panic!("{binding:?}: {:#}", e.body));
+            let replayed = within("the replay ends", replay.rest()).await;
+            assert_eq!(replayed.len(), events.len(), "{binding:?} {headers:?}");
+            assert!(
+                !replayed.iter().any(has_generation),
+                "{binding:?} {headers:?}: {replayed:#?}"
+            );
             // A currentGeneration in a 1.0 request is an unknown field: answered at once.
             let get = json!({"id": id, "currentGeneration": "99"});
             let task = server
@@ -152,6 +170,23 @@ async fn a_1_0_request_gets_no_generation_field_anywhere() {
                 .unwrap();
             assert_eq!(done["task"]["status"]["state"], "TASK_STATE_COMPLETED");
             assert!(!has_generation(&done), "{binding:?} {headers:?}: {done:#}");
+            // Nor does a cancel's.
+            let mut params = send_params("countdown 50");
+            params["configuration"] = json!({"returnImmediately": true});
+            let running = server
+                .call_with(binding, Op::SendMessage, params, headers)
+                .await
+                .unwrap();
+            let running = str_at(&running["task"], "id").to_owned();
+            let canceled = server
+                .call_with(binding, Op::CancelTask, json!({"id": running}), headers)
+                .await
+                .unwrap();
+            assert_eq!(canceled["status"]["state"], "TASK_STATE_CANCELED");
+            assert!(
+                !has_generation(&canceled),
+                "{binding:?} {headers:?}: {canceled:#}"
+            );
         }
     }
     server.stop().await;

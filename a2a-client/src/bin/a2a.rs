@@ -246,8 +246,8 @@ struct CardArgs {
 struct CheckArgs {
     /// The agent's base URL (or its card's URL).
     url: String,
-    /// Run only these groups: card, interfaces, errors, tasks, streaming, push, auth
-    /// (`--only card errors`, `--only card,errors` or the flag repeated).
+    /// Run only these groups: card, interfaces, errors, tasks, streaming, push, generations,
+    /// auth (`--only card errors`, `--only card,errors` or the flag repeated).
     #[arg(long, value_parser = group, num_args = 1.., value_delimiter = ',')]
     only: Vec<a2a_client::check::Group>,
     /// At most this many requests a second.
@@ -260,6 +260,10 @@ struct CheckArgs {
     /// 127.0.0.1, so that no one is called).
     #[arg(long, value_name = "URL")]
     allow_webhook: Option<String>,
+    /// The text of a message that keeps the agent working for a second or more, for the
+    /// long-poll check of A2A 1.1 interfaces (the demo agent's `countdown 5`).
+    #[arg(long, value_name = "TEXT")]
+    long_task: Option<String>,
 }
 
 fn group(name: &str) -> Result<a2a_client::check::Group, String> {
@@ -589,6 +593,7 @@ async fn check(args: CheckArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {
     options.deadline = Duration::from_secs(args.max_time);
     options.request_timeout = Duration::from_secs(g.timeout.min(10));
     options.webhook = args.allow_webhook;
+    options.long_task = args.long_task;
     options.bindings = match g.binding {
         None | Some(BindingArg::All) => vec![],
         Some(BindingArg::Jsonrpc) => vec![a2a_core::BINDING_JSONRPC],

@@ -1,7 +1,9 @@
 //! The checks of one interface: that it answers, its error answers, a task's life through
 //! SendMessage, GetTask, ListTasks and CancelTask (`tasks`), streaming (`streaming`), push
-//! configs (`push`), authentication.
+//! configs (`push`), authentication; and, over a 1.1 interface, task generations
+//! (`generations`).
 
+mod generations;
 mod push;
 mod streaming;
 mod tasks;
@@ -50,8 +52,15 @@ impl Target<'_> {
     }
 
     async fn stream(&self, method: Method, params: Value) -> Streamed {
+        self.stream_with(method, params, Call::default()).await
+    }
+
+    async fn stream_with(&self, method: Method, params: Value, call: Call<'_>) -> Streamed {
         let params = self.params(params);
-        let streamed = self.wire.stream(&self.run.probe, method, params).await;
+        let streamed = self
+            .wire
+            .stream(&self.run.probe, method, params, call)
+            .await;
         if let Some(fault) = &streamed.opened {
             self.note_shape(fault, &streamed.exchange);
         }
@@ -174,19 +183,26 @@ impl Target<'_> {
     }
 }
 
-/// Runs every group on one interface.
-pub(super) async fn check(run: &Run, wire: &Wire, tenant: Option<&str>, card: &Value) {
-    let target = Target {
-        run,
-        wire,
-        tenant,
-        binding: wire.name(),
-        infos: Mutex::new(Vec::new()),
-        shapes: Mutex::new(Vec::new()),
-    };
+impl<'a> Target<'a> {
+    fn new(run: &'a Run, wire: &'a Wire, tenant: Option<&'a str>) -> Self {
+        Target {
+            run,
+            wire,
+            tenant,
+            binding: wire.name(),
+            infos: Mutex::new(Vec::new()),
+            shapes: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+/// Runs every group on one interface (but generations); `false` when the interface could not
+/// be checked at all (it does not answer, or wants credentials the checker was not given).
+pub(super) async fn check(run: &Run, wire: &Wire, tenant: Option<&str>, card: &Value) -> bool {
+    let target = Target::new(run, wire, tenant);
     let t = &target;
     if !answers(t).await {
-        return;
+        return false;
     }
     let capability = |name: &str| card["capabilities"][name].as_bool() == Some(true);
     if run.wants(Group::Auth) {
@@ -227,6 +243,14 @@ pub(super) async fn check(run: &Run, wire: &Wire, tenant: Option<&str>, card: &V
     if run.wants(Group::Errors) {
         error_forms(t);
     }
+    true
+}
+
+/// The generations group over a 1.1 interface.
+pub(super) async fn generations(run: &Run, wire: &Wire, tenant: Option<&str>, card: &Value) {
+    let target = Target::new(run, wire, tenant);
+    let streaming = card["capabilities"]["streaming"].as_bool() == Some(true);
+    generations::generations(&target, streaming, run.options.long_task.as_deref()).await;
 }
 
 /// `interface.answers` and `interface.media-type`, on a GetTask of a task that does not exist

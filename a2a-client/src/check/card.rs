@@ -14,6 +14,9 @@ pub(super) struct CardInfo {
     pub(super) value: Value,
     /// The v1.0 interfaces the checker speaks, first of each binding: (binding, URL, tenant).
     pub(super) interfaces: Vec<(&'static str, String, Option<String>)>,
+    /// The interfaces declared with protocol version 1.1 or later (task generations), first of
+    /// each binding: (binding, URL, tenant).
+    pub(super) generations: Vec<(&'static str, String, Option<String>)>,
 }
 
 /// The card's URL and the site's base, from what the user typed: a base URL, or the card's
@@ -107,6 +110,7 @@ pub(super) async fn check(run: &Run, url: &str) -> Option<CardInfo> {
     }
 
     let mut interfaces: Vec<(&'static str, String, Option<String>)> = Vec::new();
+    let mut generations: Vec<(&'static str, String, Option<String>)> = Vec::new();
     for i in value["supportedInterfaces"]
         .as_array()
         .into_iter()
@@ -118,16 +122,21 @@ pub(super) async fn check(run: &Run, url: &str) -> Option<CardInfo> {
             Some(a2a_core::BINDING_GRPC) => a2a_core::BINDING_GRPC,
             _ => continue,
         };
-        let v1 = i["protocolVersion"]
-            .as_str()
-            .is_some_and(|v| v == "1.0" || v.starts_with("1."));
-        if v1 && !interfaces.iter().any(|(b, ..)| *b == binding) {
-            let tenant = i["tenant"].as_str().filter(|t| !t.is_empty());
-            interfaces.push((
+        let version = i["protocolVersion"].as_str().unwrap_or_default();
+        let tenant = i["tenant"].as_str().filter(|t| !t.is_empty());
+        let entry = || {
+            (
                 binding,
                 i["url"].as_str().unwrap_or_default().to_owned(),
                 tenant.map(str::to_owned),
-            ));
+            )
+        };
+        let v1 = version == "1.0" || version.starts_with("1.");
+        if v1 && !interfaces.iter().any(|(b, ..)| *b == binding) {
+            interfaces.push(entry());
+        }
+        if a2a_core::has_generations(version) && !generations.iter().any(|(b, ..)| *b == binding) {
+            generations.push(entry());
         }
     }
     let any_v1 = value["supportedInterfaces"]
@@ -146,7 +155,11 @@ pub(super) async fn check(run: &Run, url: &str) -> Option<CardInfo> {
         "no interface with protocolVersion 1.0: nothing to check beyond the card",
         Some(&answer.exchange),
     );
-    Some(CardInfo { value, interfaces })
+    Some(CardInfo {
+        value,
+        interfaces,
+        generations,
+    })
 }
 
 pub(super) fn verdict(ok: bool) -> Verdict {

@@ -1,5 +1,7 @@
 //! Every check `a2a check` runs: its id, group, level and the spec section it tests. Sections
-//! are those of the A2A v1.0 specification (`docs/specification.md` of a2aproject/A2A).
+//! are those of the A2A v1.0 specification (`docs/specification.md` of a2aproject/A2A); those
+//! marked `(1.1)` are of the 1.1 text (the same file on its `dev-1.1` branch), which the
+//! generations group tests over the interfaces a card declares with protocol version 1.1.
 
 use super::{Check, Group, Level};
 
@@ -19,7 +21,7 @@ const fn check(
     }
 }
 
-use Group::{Auth, Card, Errors, Interfaces, Push, Streaming, Tasks};
+use Group::{Auth, Card, Errors, Generations, Interfaces, Push, Streaming, Tasks};
 use Level::{May, Must, Should};
 
 pub(super) const CARD_FETCH: Check = check(
@@ -329,6 +331,41 @@ pub(super) const PUSH_UNKNOWN_TASK: Check = check(
     "a push config for an unknown task is answered TaskNotFound",
 );
 
+pub(super) const GEN_PRESENT: Check = check(
+    "generations.present",
+    Generations,
+    Must,
+    "3.2.7 (1.1)",
+    "on a 1.1 request, a task carries its generation (1 or more) and GetTask never gives less",
+);
+pub(super) const GEN_GAP_FREE: Check = check(
+    "generations.gap-free",
+    Generations,
+    Must,
+    "3.2.7 (1.1)",
+    "on a 1.1 stream, each task event's generation is one more than the last (none repeated or skipped), and GetTask then gives the last",
+);
+pub(super) const GEN_POLL_PAST: Check = check(
+    "generations.poll-past",
+    Generations,
+    Must,
+    "3.2.7 (1.1)",
+    "GetTask with a currentGeneration the task is past is answered at once, with the task's generation",
+);
+pub(super) const GEN_POLL_HOLDS: Check = check(
+    "generations.poll-holds",
+    Generations,
+    Should,
+    "3.2.7 (1.1)",
+    "GetTask with the task's currentGeneration is held until the task changes, then answered with the new generation",
+);
+pub(super) const GEN_MISMATCH: Check = check(
+    "generations.mismatch",
+    Generations,
+    Must,
+    "3.2.2, 3.3.2, 5.4 (1.1)",
+    "a message to a task with a wrong ifGenerationMatch is refused with TaskGenerationMismatchError",
+);
 pub(super) const AUTH_REQUIRED: Check = check(
     "auth.required",
     Auth,
@@ -389,6 +426,20 @@ pub const ALL: &[Check] = &[
     PUSH_UNSUPPORTED,
     PUSH_ROUND_TRIP,
     PUSH_UNKNOWN_TASK,
+    GEN_PRESENT,
+    GEN_GAP_FREE,
+    GEN_POLL_PAST,
+    GEN_POLL_HOLDS,
+    GEN_MISMATCH,
     AUTH_REQUIRED,
     AUTH_CHALLENGE,
+];
+
+/// The generations group, in the order it runs.
+pub(super) const GENERATIONS: &[Check] = &[
+    GEN_PRESENT,
+    GEN_GAP_FREE,
+    GEN_POLL_PAST,
+    GEN_POLL_HOLDS,
+    GEN_MISMATCH,
 ];

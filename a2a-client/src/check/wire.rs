@@ -3,25 +3,24 @@
 //! that a finding judges what was on the wire and can show it.
 
 mod grpc;
+mod probe;
 mod read;
+mod show;
 
+pub(super) use probe::Probe;
 pub(in crate::check) use read::json_rpc_answer;
 use read::{json_rpc_event, rest_answer, rest_event};
+pub(super) use show::clip;
 
-use crate::sse::{SseEvent, SseParser};
 use crate::transport::GrpcTransport;
 use a2a_core::Method;
 use a2a_core::http_json::{self, HttpMethod, Rest};
 use a2a_core::proto;
 use bytes::Bytes;
-use futures::StreamExt as _;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName};
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::sync::Mutex;
-use tokio::time::Instant;
 
 /// How much of a body a finding shows.
 pub(super) const SHOWN: usize = 1500;
@@ -155,309 +154,6 @@ impl Default for Call<'_> {
             credentials: true,
         }
     }
-}
-
-/// Pacing, time-outs and credentials, shared by every request of a run.
-#[derive(Debug)]
-pub(super) struct Probe {
-    pub(super) http: reqwest::Client,
-    /// The credentials and extra headers.
-    pub(super) headers: HeaderMap,
-    interval: Duration,
-    next: Mutex<Instant>,
-    pub(super) timeout: Duration,
-    ids: AtomicU64,
-}
-
-impl Probe {
-    pub(super) fn new(
-        headers: HeaderMap,
-        rate: f64,
-        timeout: Duration,
-    ) -> Result<Self, crate::Error> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(timeout)
-            .user_agent(concat!("a2a-check/", env!("CARGO_PKG_VERSION")))
-            .build()?;
-        Ok(Self {
-            http,
-            headers,
-            interval: Duration::from_secs_f64(1.0 / rate.max(0.1)),
-            next: Mutex::new(Instant::now()),
-            timeout,
-            ids: AtomicU64::new(1),
-        })
-    }
-
-    /// Waits for this request's turn: at most `rate` requests a second.
-    pub(super) async fn pace(&self) {
-        let at = {
-            let mut next = self.next.lock().await;
-            let at = (*next).max(Instant::now());
-            *next = at + self.interval;
-            at
-        };
-        tokio::time::sleep_until(at).await;
-    }
-
-    /// A JSON-RPC request of `method` to `url`, with a fresh id (returned beside it).
-    fn json_rpc(
-        &self,
-        url: &str,
-        method: &str,
-        params: Value,
-    ) -> (String, reqwest::RequestBuilder) {
-        let id = format!("a2a-check-{}", self.ids.fetch_add(1, Ordering::Relaxed));
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let request = self
-            .http
-            .post(url)
-            .header(CONTENT_TYPE, "application/json")
-            .body(body.to_string());
-        (id, request)
-    }
-
-    fn prepare(&self, request: reqwest::RequestBuilder, call: Call<'_>) -> reqwest::RequestBuilder {
-        let mut request = request.timeout(self.timeout);
-        if call.credentials {
-            request = request.headers(self.headers.clone());
-        }
-        match call.version {
-            Some(v) => request.header("A2A-Version", v),
-            None => request,
-        }
-    }
-
-    /// Sends a request and reads the whole answer. `Err` is a transport failure, described.
-    pub(super) async fn send(
-        &self,
-        request: reqwest::RequestBuilder,
-        call: Call<'_>,
-    ) -> Result<HttpAnswer, (String, Exchange)> {
-        self.pace().await;
-        let request = self.prepare(request, call).build().map_err(|e| {
-            let text = format!("the request could not be built: {e}");
-            (text, Exchange::default())
-        })?;
-        let mut exchange = Exchange {
-            request: describe_request(&request),
-            response: String::new(),
-        };
-        let response = match self.http.execute(request).await {
-            Ok(r) => r,
-            Err(e) => {
-                exchange.response = format!("(no answer: {})", error_chain(&e));
-                return Err((exchange.response.clone(), exchange));
-            }
-        };
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let body = match read_limited(response).await {
-            Ok(b) => b,
-            Err(e) => {
-                exchange.response = format!("HTTP {status}; the body broke off: {e}");
-                return Err((exchange.response.clone(), exchange));
-            }
-        };
-        exchange.response = describe_response(status, &headers, &body);
-        Ok(HttpAnswer {
-            status,
-            headers,
-            body,
-            exchange,
-        })
-    }
-
-    /// Sends a request for a stream and follows it, reading each event with `event`: until
-    /// the agent closes it, until [`LINGER`] after an event that should end it
-    /// ([`ends_stream`]), or for [`STREAM_LIMIT`]. An answer that is not a stream (an error,
-    /// usually) comes back as `Err`.
-    async fn follow(
-        &self,
-        request: reqwest::RequestBuilder,
-        call: Call<'_>,
-        mut event: impl FnMut(SseEvent) -> Result<Value, String>,
-    ) -> Result<Streamed, HttpAnswer> {
-        self.pace().await;
-        let built = self
-            .prepare(request, call)
-            .timeout(STREAM_LIMIT + LINGER)
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .build();
-        let request = match built {
-            Ok(r) => r,
-            Err(e) => {
-                return Ok(Streamed {
-                    broken: Some(format!("the request could not be built: {e}")),
-                    ..Streamed::default()
-                });
-            }
-        };
-        let mut streamed = Streamed {
-            exchange: Exchange {
-                request: describe_request(&request),
-                response: String::new(),
-            },
-            ..Streamed::default()
-        };
-        let response = match tokio::time::timeout(self.timeout, self.http.execute(request)).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => {
-                streamed.broken = Some(error_chain(&e));
-                streamed.exchange.response = format!("(no answer: {})", error_chain(&e));
-                return Ok(streamed);
-            }
-            Err(_) => {
-                let text = format!("(no answer within {:?})", self.timeout);
-                streamed.broken = Some(text.clone());
-                streamed.exchange.response = text;
-                return Ok(streamed);
-            }
-        };
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        streamed.media_type = media_type(&headers);
-        if streamed.media_type != "text/event-stream" {
-            let body = read_limited(response).await.unwrap_or_default();
-            streamed.exchange.response = describe_response(status, &headers, &body);
-            return Err(HttpAnswer {
-                status,
-                headers,
-                body,
-                exchange: streamed.exchange,
-            });
-        }
-        let mut log = format!("HTTP {status} text/event-stream\n");
-        let mut parser = SseParser::default();
-        let mut body = response.bytes_stream();
-        let mut deadline = Instant::now() + STREAM_LIMIT;
-        loop {
-            let chunk = match tokio::time::timeout_at(deadline, body.next()).await {
-                Err(_) => break,
-                Ok(None) => {
-                    streamed.closed = true;
-                    break;
-                }
-                Ok(Some(Err(e))) => {
-                    streamed.broken = Some(error_chain(&e));
-                    break;
-                }
-                Ok(Some(Ok(chunk))) => chunk,
-            };
-            for e in parser.feed(&chunk) {
-                if log.len() < SHOWN * 2 {
-                    let _ = writeln!(log, "data: {}", clip(&e.data, 400));
-                }
-                let parsed = event(e);
-                if let Ok(v) = &parsed
-                    && ends_stream(v)
-                {
-                    deadline = deadline.min(Instant::now() + LINGER);
-                }
-                streamed.events.push(parsed);
-            }
-            if parser.overflowed() {
-                streamed.broken = Some(format!(
-                    "an event over {} bytes",
-                    crate::DEFAULT_MAX_EVENT_BYTES
-                ));
-                break;
-            }
-        }
-        if !streamed.closed {
-            let _ = writeln!(log, "(still open when the checker stopped reading)");
-        }
-        streamed.exchange.response = log;
-        Ok(streamed)
-    }
-}
-
-/// Whether a StreamResponse should be the last of its stream: a message, or a task or status
-/// update in a terminal or interrupted state.
-pub(super) fn ends_stream(event: &Value) -> bool {
-    if event.get("message").is_some() {
-        return true;
-    }
-    let state = event
-        .get("task")
-        .or_else(|| event.get("statusUpdate"))
-        .and_then(|t| t["status"]["state"].as_str());
-    state.is_some_and(|s| {
-        serde_json::from_value::<a2a_core::TaskState>(Value::String(s.to_owned()))
-            .is_ok_and(|s| s.ends_stream())
-    })
-}
-
-async fn read_limited(mut response: reqwest::Response) -> Result<Bytes, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| error_chain(&e))? {
-        body.extend_from_slice(&chunk);
-        if body.len() > READ_LIMIT {
-            body.truncate(READ_LIMIT);
-            break;
-        }
-    }
-    Ok(body.into())
-}
-
-/// An error with its causes: reqwest's own text alone hides the cause.
-pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let _ = write!(s, ": {cause}");
-        source = cause.source();
-    }
-    s
-}
-
-pub(super) fn clip(s: &str, n: usize) -> String {
-    if s.len() <= n {
-        return s.to_owned();
-    }
-    let mut end = n;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes)", &s[..end], s.len())
-}
-
-fn describe_request(request: &reqwest::Request) -> String {
-    let mut s = format!("{} {}\n", request.method(), request.url());
-    for (name, value) in request.headers() {
-        let shown = if is_secret(name) {
-            "<redacted>"
-        } else {
-            value.to_str().unwrap_or("<binary>")
-        };
-        let _ = writeln!(s, "{name}: {shown}");
-    }
-    if let Some(body) = request.body().and_then(|b| b.as_bytes()) {
-        let _ = write!(s, "\n{}", clip(&String::from_utf8_lossy(body), SHOWN));
-    }
-    s
-}
-
-fn is_secret(name: &HeaderName) -> bool {
-    let n = name.as_str();
-    n == "authorization" || n == "cookie" || n.contains("key") || n.contains("token")
-}
-
-fn describe_response(status: u16, headers: &HeaderMap, body: &[u8]) -> String {
-    let mut s = format!("HTTP {status}\n");
-    for name in [
-        "content-type",
-        "cache-control",
-        "etag",
-        "www-authenticate",
-        "a2a-version",
-    ] {
-        if let Some(v) = headers.get(name).and_then(|v| v.to_str().ok()) {
-            let _ = writeln!(s, "{name}: {v}");
-        }
-    }
-    let _ = write!(s, "\n{}", clip(&String::from_utf8_lossy(body), SHOWN));
-    s
 }
 
 /// One interface of the agent, spoken raw.
@@ -608,8 +304,13 @@ impl Wire {
     }
 
     /// A streaming call, followed.
-    pub(super) async fn stream(&self, probe: &Probe, method: Method, params: Value) -> Streamed {
-        let call = Call::default();
+    pub(super) async fn stream(
+        &self,
+        probe: &Probe,
+        method: Method,
+        params: Value,
+        call: Call<'_>,
+    ) -> Streamed {
         let followed = match self {
             Wire::JsonRpc(url) => {
                 let (id, request) = probe.json_rpc(url, method.name(), params);
@@ -642,7 +343,7 @@ impl Wire {
                 }
             }
             Wire::Grpc(channel, url) => {
-                return grpc::stream(probe, channel, url, method, &params).await;
+                return grpc::stream(probe, channel, url, method, &params, call).await;
             }
         };
         match followed {
@@ -666,4 +367,20 @@ impl Wire {
             },
         }
     }
+}
+
+/// Whether a StreamResponse should be the last of its stream: a message, or a task or status
+/// update in a terminal or interrupted state.
+pub(super) fn ends_stream(event: &Value) -> bool {
+    if event.get("message").is_some() {
+        return true;
+    }
+    let state = event
+        .get("task")
+        .or_else(|| event.get("statusUpdate"))
+        .and_then(|t| t["status"]["state"].as_str());
+    state.is_some_and(|s| {
+        serde_json::from_value::<a2a_core::TaskState>(Value::String(s.to_owned()))
+            .is_ok_and(|s| s.ends_stream())
+    })
 }

@@ -32,6 +32,8 @@ pub(crate) struct Incoming {
     pub(crate) push: Option<TaskPushNotificationConfig>,
     /// The call came through the v0.3 protocol (the webhook gets v0.3 payloads).
     pub(crate) v03: bool,
+    /// The call speaks A2A 1.1 (the webhook's task events carry their generation).
+    pub(crate) generations: bool,
     /// `ifGenerationMatch`: continue the task only at this generation (new tasks ignore it).
     pub(crate) if_generation_match: Option<i64>,
 }
@@ -101,6 +103,7 @@ impl Engine {
             mut message,
             push,
             v03,
+            generations,
             // A new task: `ifGenerationMatch` is ignored (spec §3.2.2).
             if_generation_match: _,
         } = incoming;
@@ -130,7 +133,7 @@ impl Engine {
             }
         }
         if let Some(config) = push {
-            match Box::pin(self.register_webhook(&cell.id, config, v03, 0)).await {
+            match Box::pin(self.register_webhook(&cell.id, config, (v03, generations), 0)).await {
                 Ok(config) => undo.webhook = Some((cell.id.clone(), config_id(&config))),
                 Err(e) => {
                     self.undo(undo).await;
@@ -179,6 +182,7 @@ impl Engine {
             mut message,
             push,
             v03,
+            generations,
             if_generation_match,
         } = incoming;
         let task_id = stored.task.id.clone();
@@ -214,7 +218,7 @@ impl Engine {
         }
         if let Some(config) = push {
             match self
-                .register_webhook(&task_id, config, v03, stored.version)
+                .register_webhook(&task_id, config, (v03, generations), stored.version)
                 .await
             {
                 Ok(config) => undo.webhook = Some((task_id.clone(), config_id(&config))),

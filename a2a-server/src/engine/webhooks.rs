@@ -26,7 +26,7 @@ impl Engine {
         &self,
         task_id: &TaskId,
         mut config: TaskPushNotificationConfig,
-        v03: bool,
+        (v03, generations): (bool, bool),
         delivered: u64,
     ) -> Result<TaskPushNotificationConfig, Error> {
         let pusher = self.pusher()?;
@@ -39,6 +39,7 @@ impl Engine {
         let record = PushRecord {
             config: config.clone(),
             v03,
+            generations,
             delivered,
             dead_letter: None,
         };
@@ -57,7 +58,7 @@ impl Engine {
         &self,
         task_id: &TaskId,
         config: TaskPushNotificationConfig,
-        v03: bool,
+        form: (bool, bool),
     ) -> Result<(), Error> {
         let same = |r: &PushRecord| {
             r.config.url == config.url
@@ -69,7 +70,7 @@ impl Engine {
             None => self.webhooks(task_id).await?.iter().any(same),
         };
         if !registered {
-            self.register_webhook(task_id, config, v03, 0).await?;
+            self.register_webhook(task_id, config, form, 0).await?;
         }
         Ok(())
     }

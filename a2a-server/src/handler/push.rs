@@ -27,7 +27,7 @@ impl RequestHandler {
         let task_id = req.task_id.clone().unwrap_or_default();
         let stored = self.load(cx, &task_id).await?;
         let config = (self.rt)
-            .register_webhook(&task_id, req, cx.v03, stored.version)
+            .register_webhook(&task_id, req, (cx.v03, cx.generations()), stored.version)
             .await?;
         Ok(redacted(config))
     }
@@ -172,6 +172,7 @@ mod tests {
                     ..Default::default()
                 },
                 v03: false,
+                generations: false,
                 delivered: 0,
                 dead_letter: None,
             })

@@ -29,6 +29,7 @@ impl RequestHandler {
             message: req.message,
             push,
             v03: cx.v03,
+            generations: cx.generations(),
             if_generation_match,
         };
         let started = match incoming.message.task_id.clone() {
@@ -47,7 +48,9 @@ impl RequestHandler {
             if retry.claim.reply.is_none() {
                 let task_id = &retry.claim.task_id;
                 self.load(cx, task_id).await?;
-                let registered = self.rt.register_retried_webhook(task_id, config, cx.v03);
+                let registered =
+                    self.rt
+                        .register_retried_webhook(task_id, config, (cx.v03, cx.generations()));
                 Box::pin(registered).await?;
             }
         }

@@ -5,7 +5,13 @@ use crate::store::StoreError;
 
 /// Every migration, in order: version `i + 1` is `MIGRATIONS[i]`. Append only: a database
 /// records the versions it has applied, and a released migration never changes.
-const MIGRATIONS: &[(&str, &str)] = &[("init", include_str!("migrations/0001_init.sql"))];
+const MIGRATIONS: &[(&str, &str)] = &[
+    ("init", include_str!("migrations/0001_init.sql")),
+    (
+        "push_generations",
+        include_str!("migrations/0002_push_generations.sql"),
+    ),
+];
 
 /// The advisory lock key that serializes migrations across replicas ("a2a" in ASCII).
 const LOCK: i64 = 0x0061_3261;

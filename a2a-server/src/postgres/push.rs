@@ -10,7 +10,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
 /// The columns a [`PushRecord`] is read from.
-const COLUMNS: &str = "config, v03, delivered, dead_letter";
+const COLUMNS: &str = "config, v03, delivered, dead_letter, generations";
 
 fn record(row: &Row) -> Result<PushRecord, StoreError> {
     let Json(config): Json<TaskPushNotificationConfig> = row.try_get(0).map_err(backend)?;
@@ -20,6 +20,7 @@ fn record(row: &Row) -> Result<PushRecord, StoreError> {
         v03: row.try_get(1).map_err(backend)?,
         delivered: uint(row.try_get(2).map_err(backend)?),
         dead_letter: dead_letter.map(|d| d.0),
+        generations: row.try_get(4).map_err(backend)?,
     })
 }
 
@@ -35,11 +36,11 @@ impl PushStore for PgStore {
         self.db
             .execute(
                 "INSERT INTO a2a_push_configs (task_id, config_id, config, v03, delivered,
-                                               dead_letter)
-                 VALUES ($1, $2, $3::text::json, $4, $5, $6::text::json)
+                                               dead_letter, generations)
+                 VALUES ($1, $2, $3::text::json, $4, $5, $6::text::json, $7)
                  ON CONFLICT (task_id, config_id) DO UPDATE SET config = excluded.config,
                      v03 = excluded.v03, delivered = excluded.delivered,
-                     dead_letter = excluded.dead_letter",
+                     dead_letter = excluded.dead_letter, generations = excluded.generations",
                 &[
                     &task_of(&record),
                     &record.id(),
@@ -47,6 +48,7 @@ impl PushStore for PgStore {
                     &record.v03,
                     &int(record.delivered),
                     &dead_letter,
+                    &record.generations,
                 ],
             )
             .await?;

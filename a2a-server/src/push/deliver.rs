@@ -112,6 +112,15 @@ impl Pusher {
                 a2a_core::v03::encode_stream_event(event).to_string(),
                 "application/json",
             )
+        } else if record.generations {
+            // A 1.1 registration: the StreamResponse a 1.1 stream carries, with the event's
+            // generation (its sequence number).
+            let mut event = event.clone();
+            event.set_generation(i64::try_from(seq).unwrap_or(i64::MAX));
+            (
+                serde_json::to_string(&event).map_err(|e| Failure::GaveUp(e.to_string()))?,
+                "application/a2a+json",
+            )
         } else {
             (
                 serde_json::to_string(event).map_err(|e| Failure::GaveUp(e.to_string()))?,

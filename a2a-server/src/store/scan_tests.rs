@@ -11,6 +11,7 @@ fn record(task: &str, id: &str, url: &str, delivered: u64) -> PushRecord {
     PushRecord {
         config,
         v03: false,
+        generations: false,
         delivered,
         dead_letter: None,
     }
@@ -195,6 +196,13 @@ pub(crate) async fn delivery_cursor_is_compare_and_swap(store: &dyn Store) {
         .put_push_config(record("t", "c1", "https://a.example", 0))
         .await
         .unwrap();
+    // The payload form a registration was made with is kept (A2A 1.1: with generations).
+    let mut v11 = record("t", "c2", "https://a.example", 0);
+    v11.generations = true;
+    store.put_push_config(v11.clone()).await.unwrap();
+    let stored = store.push_config(&id, "c2").await.unwrap();
+    assert_eq!(stored, Some(v11), "a 1.1 registration reads back as one");
+    assert!(store.delete_push_config(&id, "c2").await.unwrap());
     let cursor = async || {
         store
             .push_config(&id, "c1")

@@ -139,8 +139,8 @@ pub(super) async fn stream(
     url: &str,
     method: Method,
     params: &Value,
+    call: Call<'_>,
 ) -> Streamed {
-    let call = Call::default();
     let path = proto::path(method);
     let mut streamed = Streamed {
         exchange: grpc_exchange(url, &path, call, &params.to_string()),

@@ -111,6 +111,7 @@ async fn a_bounded_memory_store_evicts_the_oldest_finished_tasks_first() {
         .put_push_config(PushRecord {
             config: serde_json::from_value(config).unwrap(),
             v03: false,
+            generations: false,
             delivered: 1,
             dead_letter: None,
         })
