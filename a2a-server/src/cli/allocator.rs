@@ -12,7 +12,8 @@
 //! past its delay. So RSS is back near its baseline about a second and a half after a burst,
 //! whatever the traffic. Its cost is two allocator calls every 500 ms. (Setting
 //! `MIMALLOC_PURGE_DELAY=0` purges at each free instead, a system call each time a page is
-//! freed under load; mimalloc's options cannot be set from safe Rust, so the binary does not.)
+//! freed under load, which mimalloc's documentation warns costs speed; its options are read
+//! from the environment at load, or set through `unsafe` calls, so the binary does not.)
 
 use std::time::Duration;
 
