@@ -4,7 +4,7 @@
 use crate::auth::Interceptor;
 use crate::card::CardResolver;
 use crate::error::Context;
-use crate::limits::within;
+use crate::limits::{Deadline, attempt_within, within};
 use crate::transport::{
     CallOptions, GrpcTransport, ItemStream, JsonRpcTransport, RestTransport, Transport,
 };
@@ -97,6 +97,7 @@ impl Binding {
 #[must_use]
 pub struct ClientBuilder {
     timeout: Option<Duration>,
+    attempt_timeout: Option<Duration>,
     connect_timeout: Duration,
     preference: Vec<Binding>,
     retry: RetryPolicy,
@@ -115,6 +116,7 @@ impl Default for ClientBuilder {
     fn default() -> Self {
         Self {
             timeout: None,
+            attempt_timeout: None,
             connect_timeout: Duration::from_secs(10),
             preference: Vec::new(),
             retry: RetryPolicy::default(),
@@ -129,14 +131,24 @@ impl Default for ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// Bounds the whole of each attempt of a unary call (connect, headers and body, not each
-    /// read: an answer that trickles fails at the timeout), the opening of each stream (until
-    /// its answer's headers), and each card fetch. An attempt that times out is retried as the
-    /// [`retry`](Self::retry) policy says, so a call takes at most its attempts times the
-    /// timeout, plus backoff. None by default; streams are bounded by
-    /// [`idle_timeout`](Self::idle_timeout) instead.
+    /// Bounds the whole of each unary call: every attempt (connect, headers and body, not
+    /// each read: an answer that trickles fails at the timeout), the access token it fetches,
+    /// and the backoff between retries, all against one deadline from the call's start. A
+    /// retry whose backoff would end past the deadline is not made: the call fails then. Also
+    /// bounds the opening of each stream (until its answer's headers) and each card or JWK set
+    /// fetch. A call that runs out of time fails with [`Error::Timeout`] naming this setter.
+    /// None by default; streams are bounded by [`idle_timeout`](Self::idle_timeout) instead.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Bounds each attempt of a unary call on its own, so that an attempt that hangs is
+    /// retried (as the [`retry`](Self::retry) policy says) while the call's
+    /// [`timeout`](Self::timeout) leaves time. None by default: an attempt may then take all
+    /// of the call's time.
+    pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.attempt_timeout = Some(timeout);
         self
     }
 
@@ -368,6 +380,7 @@ impl ClientBuilder {
                 tenant,
                 streaming,
                 timeout: self.timeout,
+                attempt_timeout: self.attempt_timeout,
                 retry: self.retry,
                 interceptors: self.interceptors,
                 credentials: self.credentials,
@@ -385,6 +398,7 @@ struct Inner {
     tenant: Option<String>,
     streaming: bool,
     timeout: Option<Duration>,
+    attempt_timeout: Option<Duration>,
     retry: RetryPolicy,
     interceptors: Vec<Arc<dyn Interceptor>>,
     credentials: Option<Arc<crate::ClientCredentials>>,
@@ -525,14 +539,20 @@ impl Client {
         req: &O::Request,
     ) -> Result<O::Response, Error> {
         let req = self.with_tenant(req);
+        // One deadline for the whole call: every attempt, token fetch and backoff.
+        let deadline = Deadline::start(self.inner.timeout);
         let mut attempt = 0;
         let mut refresh = false;
         loop {
             attempt += 1;
-            let options = self.options(O::METHOD, refresh).await?;
-            let call = self.inner.transport.call::<O>(&req, &options);
-            match within(self.inner.timeout, O::METHOD, call).await {
+            let once = async {
+                let options = self.options(O::METHOD, refresh).await?;
+                let call = self.inner.transport.call::<O>(&req, &options);
+                attempt_within(self.inner.attempt_timeout, O::METHOD, attempt, call).await
+            };
+            match deadline.bound(O::METHOD, attempt, once).await {
                 Ok(response) => return Ok(response),
+                Err(e) if deadline.passed() => return Err(e),
                 // A refused token (expired early, revoked, keys rotated): one new token, once.
                 Err(e)
                     if e.is_unauthenticated() && self.inner.credentials.is_some() && !refresh =>
@@ -540,7 +560,11 @@ impl Client {
                     refresh = true;
                 }
                 Err(e) if attempt < self.inner.retry.max_attempts && may_retry(O::METHOD, &e) => {
-                    tokio::time::sleep(self.inner.retry.backoff(attempt)).await;
+                    let backoff = self.inner.retry.backoff(attempt);
+                    if !deadline.leaves(backoff) {
+                        return Err(deadline.no_time_to_retry(O::METHOD, attempt, e));
+                    }
+                    tokio::time::sleep(backoff).await;
                 }
                 Err(e) => return Err(e),
             }

@@ -187,6 +187,81 @@ pub(crate) async fn read_body(
     Ok(Bytes::from(body))
 }
 
+/// The deadline of one call: its timeout counted from the call's start, over every attempt
+/// and every backoff between them (none when the timeout is `None`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Deadline {
+    timeout: Option<Duration>,
+    at: Option<tokio::time::Instant>,
+}
+
+impl Deadline {
+    /// The deadline of a call starting now.
+    pub(crate) fn start(timeout: Option<Duration>) -> Self {
+        Self {
+            timeout,
+            at: timeout.map(|t| tokio::time::Instant::now() + t),
+        }
+    }
+
+    /// Whether waiting `wait` from now still leaves time before the deadline.
+    pub(crate) fn leaves(&self, wait: Duration) -> bool {
+        self.at
+            .is_none_or(|at| tokio::time::Instant::now() + wait < at)
+    }
+
+    /// Whether the deadline has passed.
+    pub(crate) fn passed(&self) -> bool {
+        self.at.is_some_and(|at| tokio::time::Instant::now() >= at)
+    }
+
+    /// Runs `call` until the deadline, or fails with [`Error::Timeout`] naming `what`
+    /// (`attempts` made so far, this one included) and how to raise the timeout.
+    pub(crate) async fn bound<T>(
+        &self,
+        what: impl std::fmt::Display,
+        attempts: u32,
+        call: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        let Some(at) = self.at else {
+            return call.await;
+        };
+        tokio::time::timeout_at(at, call)
+            .await
+            .unwrap_or_else(|elapsed| {
+                Err(self.expired(format!("{what} took over"), attempts, elapsed))
+            })
+    }
+
+    /// The error of a call that gives up before retrying because its backoff would end past
+    /// the deadline; `last` (the last attempt's failure) is its source.
+    pub(crate) fn no_time_to_retry(
+        &self,
+        what: impl std::fmt::Display,
+        attempts: u32,
+        last: Error,
+    ) -> Error {
+        self.expired(
+            format!("{what} could not be retried within"),
+            attempts,
+            last,
+        )
+    }
+
+    fn expired(&self, what: String, attempts: u32, cause: impl Into<crate::BoxError>) -> Error {
+        let t = self.timeout.unwrap_or_default();
+        let tries = if attempts > 1 {
+            format!(" ({attempts} attempts)")
+        } else {
+            String::new()
+        };
+        let context = format!(
+            "{what} {t:?}{tries} (raise the limit with ClientBuilder::timeout; a2a: --timeout SECONDS)"
+        );
+        Error::Timeout(Box::new(crate::Context::new(context, cause)))
+    }
+}
+
 /// Runs `call` within `timeout` (the whole of it: connect, headers and body), or fails with
 /// [`Error::Timeout`] naming `what` and how to raise the timeout.
 pub(crate) async fn within<T>(
@@ -194,12 +269,23 @@ pub(crate) async fn within<T>(
     what: impl std::fmt::Display,
     call: impl Future<Output = Result<T, Error>>,
 ) -> Result<T, Error> {
+    Deadline::start(timeout).bound(what, 1, call).await
+}
+
+/// Runs one attempt of a call within `timeout` ([`ClientBuilder::attempt_timeout`]), or fails
+/// with a (retryable) [`Error::Timeout`] naming that limit.
+pub(crate) async fn attempt_within<T>(
+    timeout: Option<Duration>,
+    what: impl std::fmt::Display,
+    attempt: u32,
+    call: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
     let Some(t) = timeout else {
         return call.await;
     };
     tokio::time::timeout(t, call).await.unwrap_or_else(|elapsed| {
         let context = format!(
-            "{what} took over {t:?} (raise the limit with ClientBuilder::timeout; a2a: --timeout SECONDS)"
+            "{what}: attempt {attempt} took over {t:?} (raise the limit with ClientBuilder::attempt_timeout)"
         );
         Err(Error::Timeout(Box::new(crate::Context::new(
             context, elapsed,

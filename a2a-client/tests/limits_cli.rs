@@ -132,6 +132,21 @@ async fn card_verified_with_a_5_gib_jwk_set_fails_within_the_jwks_limit() {
 }
 
 #[tokio::test]
+async fn card_verified_with_late_jwk_sets_fails_within_one_timeout_for_the_whole_command() {
+    // Each JWK set comes after 1 s, within a fetch's timeout of 2 s; the four of them and the
+    // card take over 4 s, past the command's.
+    let agent = HostileAgent::start(BINDING_JSONRPC, Attack::Late, Target::Jwks).await;
+    let jwks = format!("{}/jwks.json", agent.url);
+    let mut args = vec!["card", &agent.url, "--verify", "--timeout", "2"];
+    for _ in 0..4 {
+        args.extend(["--jwks", &jwks]);
+    }
+    let run = a2a(&args).await;
+    run.failed_naming("--timeout", Duration::from_secs(2));
+    assert!(run.took >= Duration::from_secs(2), "{run:#?}");
+}
+
+#[tokio::test]
 async fn send_of_a_5_gib_answer_fails_within_the_response_limit_on_every_binding() {
     for binding in [BINDING_JSONRPC, BINDING_HTTP_JSON, BINDING_GRPC] {
         let agent = HostileAgent::start(binding, Attack::Huge, Target::Calls).await;
@@ -155,10 +170,10 @@ async fn send_of_an_endless_answer_stays_under_the_memory_bound_at_the_default_l
 async fn send_of_a_trickled_answer_fails_within_the_timeout_on_every_binding() {
     for binding in [BINDING_JSONRPC, BINDING_HTTP_JSON, BINDING_GRPC] {
         let agent = HostileAgent::start(binding, Attack::Trickle, Target::Calls).await;
-        let run = a2a(&["send", &agent.url, "hi", "--json", "--timeout", "1"]).await;
-        // Each of its 4 attempts times out after 1 s, with at most 0.3 + 0.6 + 1.2 s of
-        // backoff between them.
-        run.failed_naming("--timeout", Duration::from_millis(4000 + 2100));
+        // The timeout bounds the call, not each of its 4 attempts (8 s and more, with backoff).
+        let run = a2a(&["send", &agent.url, "hi", "--json", "--timeout", "2"]).await;
+        run.failed_naming("--timeout", Duration::from_secs(2));
+        assert!(run.took >= Duration::from_secs(2), "{run:#?}");
     }
 }
 
@@ -245,5 +260,31 @@ async fn mcp_tool_calls_on_huge_or_trickled_answers_are_tool_errors_within_the_l
             assert!(text.contains(flag), "{binding} {attack:?}: {text}");
             assert!(started.elapsed() < Duration::from_secs(1) + SLACK);
         }
+    }
+}
+
+#[tokio::test]
+async fn mcp_tool_calls_to_an_agent_that_cannot_stream_fail_within_the_timeout() {
+    // The task is followed by unary calls, each trickled: the tool call fails at the timeout,
+    // not after 4 attempts of it.
+    for binding in [BINDING_JSONRPC, BINDING_HTTP_JSON, BINDING_GRPC] {
+        let agent = HostileAgent::start_unary(binding, Attack::Trickle, Target::Calls).await;
+        let client = mcp(&agent.url, &["--timeout", "2"])
+            .await
+            .expect("initialized");
+        let mut call = CallToolRequestParams::new("send_message");
+        call.arguments = serde_json::json!({"text": "hi"}).as_object().cloned();
+        let started = Instant::now();
+        let result = within("tools/call", client.call_tool(call))
+            .await
+            .expect("a result");
+        let took = started.elapsed();
+        assert_eq!(result.is_error, Some(true), "{result:?}");
+        let text = format!("{:?}", result.content);
+        assert!(text.contains("--timeout"), "{binding}: {text}");
+        assert!(
+            took >= Duration::from_secs(2) && took < Duration::from_secs(2) + SLACK,
+            "{binding}: {took:?}"
+        );
     }
 }

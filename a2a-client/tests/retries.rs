@@ -347,7 +347,7 @@ http_bindings! {
 }
 
 #[tokio::test]
-async fn a_call_that_takes_too_long_times_out_and_is_retried() {
+async fn an_attempt_that_takes_too_long_times_out_and_is_retried() {
     // A server that accepts connections, reads, and never answers.
     let (listener, url) = common::listen().await;
     let accepted = Arc::new(Mutex::new(0usize));
@@ -361,13 +361,17 @@ async fn a_call_that_takes_too_long_times_out_and_is_retried() {
     });
     let client = Client::builder()
         .retry(fast_retry())
-        .timeout(std::time::Duration::from_millis(100))
+        .attempt_timeout(std::time::Duration::from_millis(100))
         .build_jsonrpc(&url)
         .expect("client");
     let err = within("get", client.get_task("t-1"))
         .await
         .expect_err("no answer");
     assert!(matches!(err, Error::Timeout(_)), "{err}");
+    assert!(
+        err.to_string().contains("ClientBuilder::attempt_timeout"),
+        "{err}"
+    );
     assert_eq!(
         *accepted.lock().expect("count"),
         fast_retry().max_attempts as usize,

@@ -13,13 +13,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[path = "cli/allocator.rs"]
+mod allocator;
 #[path = "cli/observe.rs"]
 mod observe;
-
-/// mimalloc: the allocator is a large share of a request's CPU (a task is a few dozen small
-/// allocations); mimalloc's thread-local free lists make them several times cheaper than glibc's.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// A line on standard output for scripts and tests. Unlike `println!`, it does not panic when
 /// nothing reads the output any more (`a2a-server | head -1`): the server goes on.
@@ -204,6 +201,7 @@ enum LogFormat {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    allocator::return_freed_memory();
     let tracing = observe::init(&args);
     let mut replication: Option<(Arc<dyn EventBus>, Arc<dyn Leases>)> = None;
     let (store, described): (Arc<dyn Store>, String) = if let Some(url) = &args.postgres {

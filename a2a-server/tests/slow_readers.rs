@@ -375,6 +375,6 @@ async fn rss_stays_under_the_cap_with_200_non_reading_streams_and_returns_after(
 
     let id = big_task(addr, HUGE).await;
     // glibc keeps some of the freed memory (see docs/server-limits.md); the caps bound it.
-    slow::rss_scenario(addr, pid, &id, RSS_CAP, 2 * SEND, 32 * MIB).await;
+    slow::rss_scenario(addr, pid, &id, RSS_CAP, 2 * SEND, 32 * MIB, None).await;
     child.kill().await.unwrap();
 }

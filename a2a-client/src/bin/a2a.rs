@@ -100,9 +100,9 @@ struct Global {
     /// Extra header, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', global = true)]
     headers: Vec<String>,
-    /// Timeout of each call, in seconds: the whole of each attempt (connect, headers and body;
-    /// a failed call is tried up to 4 times), the opening of a stream, and each card or JWK
-    /// set fetch.
+    /// Timeout of each call, in seconds: the whole of it (connect, headers and body, and every
+    /// retry with its backoff: a failed call is tried up to 4 times while time is left), the
+    /// opening of a stream, each card fetch, and `card` as a whole (its JWK sets and card).
     #[arg(long, global = true, default_value_t = 300, value_name = "SECONDS")]
     timeout: u64,
     /// How long a stream may go without an event (or a keep-alive) before it is resumed, or
@@ -449,7 +449,20 @@ async fn trusted_keys(
     Ok(keys)
 }
 
+/// `a2a card`, within one `--timeout` for all of it (every JWK set fetched, then the card).
 async fn card(args: CardArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {
+    let limit = Duration::from_secs(g.timeout);
+    tokio::time::timeout(limit, show_card(args, g, ui))
+        .await
+        .unwrap_or_else(|_| {
+            Err(Error::Timeout(
+                format!("a2a card took over {limit:?} (raise the limit with --timeout SECONDS)")
+                    .into(),
+            ))
+        })
+}
+
+async fn show_card(args: CardArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {
     let builder = g.builder();
     let resolver = builder.card_resolver()?;
     if !(args.verify || !args.jwks.is_empty() || !args.key.is_empty()) {

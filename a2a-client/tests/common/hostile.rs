@@ -15,6 +15,8 @@ use tokio::net::TcpStream;
 pub(crate) const HUGE: u64 = 5 << 30;
 /// The pace of a trickle: one byte this often.
 pub(crate) const TRICKLE: Duration = Duration::from_millis(250);
+/// How long a late answer is held back.
+pub(crate) const LATE: Duration = Duration::from_secs(1);
 /// The most the agent sends on one connection (it stops once the client stops reading).
 const SEND_AT_MOST: u64 = 1 << 30;
 
@@ -30,6 +32,9 @@ pub(crate) enum Attack {
     /// Declares 100,000 bytes (or, on a stream, starts an event) and sends one byte every
     /// [`TRICKLE`].
     Trickle,
+    /// Answers properly (the card; an empty JWK set), but only after [`LATE`]. On the HTTP
+    /// bindings' card and JWK set.
+    Late,
 }
 
 /// What the agent attacks; everything else is answered properly.
@@ -52,12 +57,22 @@ pub(crate) struct HostileAgent {
 }
 
 impl HostileAgent {
-    /// Starts an agent whose card offers `binding` (a card binding name) at its own address.
+    /// Starts an agent whose card offers `binding` (a card binding name) at its own address,
+    /// with streaming.
     pub(crate) async fn start(binding: &str, attack: Attack, target: Target) -> Self {
+        Self::start_with(binding, attack, target, true).await
+    }
+
+    /// Starts an agent whose card says it cannot stream (so tasks are followed by unary calls).
+    pub(crate) async fn start_unary(binding: &str, attack: Attack, target: Target) -> Self {
+        Self::start_with(binding, attack, target, false).await
+    }
+
+    async fn start_with(binding: &str, attack: Attack, target: Target, streaming: bool) -> Self {
         let (listener, url) = super::listen().await;
         let card = AgentCard::builder("Hostile", "Answers badly")
             .interface(binding, url.clone())
-            .streaming(true)
+            .streaming(streaming)
             .build();
         let card = Bytes::from(serde_json::to_vec(&card).expect("card JSON"));
         let sent = Arc::new(AtomicU64::new(0));
@@ -119,13 +134,21 @@ async fn answer(
             Target::Jwks => path == "/jwks.json",
             Target::Calls => !path.starts_with("/.well-known/") && path != "/jwks.json",
         };
-        if !attacked {
+        if !attacked || attack == Attack::Late {
+            if attacked {
+                tokio::time::sleep(LATE).await;
+            }
+            let body: &[u8] = if path == "/jwks.json" {
+                br#"{"keys":[]}"#
+            } else {
+                card
+            };
             let head = format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-                card.len()
+                body.len()
             );
             tcp.write_all(head.as_bytes()).await?;
-            tcp.write_all(card).await?;
+            tcp.write_all(body).await?;
             continue;
         }
         let media = if streaming {
@@ -157,6 +180,7 @@ async fn answer(
                 trickle(&mut tcp, sent, b"1\r\nx\r\n").await
             }
             // An unending body, or an event that never ends its line.
+            (Attack::Late, _) => Ok(()), // answered above
             (Attack::Endless, _) | (Attack::Huge, true) => {
                 let head = format!(
                     "HTTP/1.1 200 OK\r\ncontent-type: {media}\r\ntransfer-encoding: chunked\r\n\r\n"

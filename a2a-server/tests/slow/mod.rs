@@ -169,7 +169,8 @@ pub fn rss(pid: u32) -> u64 {
 /// read whole (the baseline), four HTTP/2 connections with their window closed and 50 gRPC
 /// GetTask streams each (200 answers asked for) keep its RSS under the cap plus 100 MB, and
 /// once they leave it is back within `settle` bytes of its baseline within the send timeout
-/// (what the allocator keeps of the memory freed: see `docs/server-limits.md`).
+/// (what the allocator keeps of the memory freed: see `docs/server-limits.md`). `at_rest`, when
+/// given, is the baseline instead: the RSS of the server at rest before any answer was read.
 pub async fn rss_scenario(
     addr: SocketAddr,
     pid: u32,
@@ -177,6 +178,7 @@ pub async fn rss_scenario(
     cap: u64,
     send: Duration,
     settle: u64,
+    at_rest: Option<u64>,
 ) {
     let id = id.to_owned();
     // Warm: a few answers read whole, as a real client would.
@@ -192,7 +194,7 @@ pub async fn rss_scenario(
             .unwrap();
         assert!(body.len() > 4 << 20);
     }
-    let baseline = rss(pid);
+    let baseline = at_rest.unwrap_or_else(|| rss(pid));
     let bound = baseline + cap + 100 * MIB;
 
     let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
