@@ -124,6 +124,26 @@ struct Global {
 }
 
 impl Global {
+    /// The credentials the flags give: `--header`s, `--token`, `--api-key`, `--oauth-*`.
+    fn credentials(&self) -> Result<a2a_client::Credentials, Error> {
+        let mut credentials = self
+            .headers
+            .iter()
+            .try_fold(a2a_client::Credentials::default(), |c, h| {
+                c.with_header_line(h)
+            })?;
+        credentials.bearer = self.token.clone();
+        credentials.api_key = self.api_key.clone();
+        if let (Some(id), Some(secret)) = (&self.oauth_client_id, &self.oauth_client_secret) {
+            let mut oauth = a2a_client::credentials::OAuth::new(id, secret);
+            oauth.token_url = self.oauth_token_url.clone();
+            oauth.scopes = self.oauth_scopes.clone();
+            oauth.max_token_bytes = self.max_response_bytes;
+            credentials.oauth = Some(oauth);
+        }
+        Ok(credentials)
+    }
+
     /// A client builder with the call timeout and the read limits.
     fn builder(&self) -> ClientBuilder {
         ClientBuilder::default()
@@ -345,33 +365,11 @@ async fn connect(url: &str, g: &Global) -> Result<Client, Error> {
     if let Some(b) = preferred {
         builder = builder.prefer([b]);
     }
-    for h in &g.headers {
-        let (name, value) = h
-            .split_once(':')
-            .ok_or_else(|| Error::Config(format!("header {h:?} is not `Name: value`")))?;
-        builder = builder.header(name.trim(), value.trim())?;
-    }
-    if let Some(t) = &g.token {
-        builder = builder.bearer_token(t);
-    }
+    let credentials = g.credentials()?;
     let card = builder.card_resolver()?.resolve(url).await?;
-    if let Some(key) = &g.api_key {
-        builder = builder.interceptor(a2a_client::ApiKeyAuth::from_card(&card, key)?);
-    }
-    if let (Some(id), Some(secret)) = (&g.oauth_client_id, &g.oauth_client_secret) {
-        let credentials = match &g.oauth_token_url {
-            Some(url) => a2a_client::ClientCredentials::new(url, id, secret),
-            None => a2a_client::ClientCredentials::from_card(&card, id, secret)?,
-        };
-        let credentials = credentials.max_response_bytes(g.max_response_bytes);
-        let credentials = if g.oauth_scopes.is_empty() {
-            credentials
-        } else {
-            credentials.scopes(g.oauth_scopes.iter().cloned())
-        };
-        builder = builder.client_credentials(credentials);
-    }
-    builder.build_from_card(card)
+    credentials
+        .apply(builder, Some(&card))?
+        .build_from_card(card)
 }
 
 fn media_type(path: &std::path::Path) -> &'static str {
@@ -429,20 +427,17 @@ async fn trusted_keys(
     args: &CardArgs,
     builder: &ClientBuilder,
 ) -> Result<a2a_core::signing::TrustedKeys, Error> {
-    let mut keys = a2a_core::signing::TrustedKeys::new();
+    let mut sources = a2a_client::credentials::KeySources::default();
     for url in &args.jwks {
-        keys.extend(builder.fetch_jwks(url).await?);
+        sources = sources.with_jwks_url(url);
     }
     for path in &args.key {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Config(format!("--key {}: {e}", path.display())))?;
-        let read = match serde_json::from_str::<serde_json::Value>(&text) {
-            Ok(jwks) => a2a_core::signing::TrustedKeys::from_jwks(&jwks),
-            Err(_) => a2a_core::signing::TrustedKeys::from_pem(&text),
-        };
-        keys.extend(read.map_err(|e| Error::Config(format!("--key {}: {e}", path.display())))?);
+        let label = format!("--key {}", path.display());
+        let text =
+            std::fs::read_to_string(path).map_err(|e| Error::Config(format!("{label}: {e}")))?;
+        sources = sources.with_key(label, text);
     }
-    Ok(keys)
+    sources.load(builder).await
 }
 
 async fn card(args: CardArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {
@@ -516,26 +511,8 @@ async fn mcp(args: McpArgs, g: &Global) -> Result<Outcome, Error> {
 
 /// `a2a inspect`: serves the inspector until interrupted; its URL (with the token) on stdout.
 async fn inspect(args: InspectArgs, g: &Global) -> Result<Outcome, Error> {
-    let mut auth = a2a_client::inspect::Auth::default();
-    auth.bearer = g.token.clone();
-    auth.api_key = g.api_key.clone();
-    auth.timeout = Duration::from_secs(g.timeout);
-    if let (Some(id), Some(secret)) = (&g.oauth_client_id, &g.oauth_client_secret) {
-        let mut oauth = a2a_client::inspect::OAuth::default();
-        oauth.client_id = id.clone();
-        oauth.client_secret = secret.clone();
-        oauth.token_url = g.oauth_token_url.clone();
-        oauth.scopes = g.oauth_scopes.clone();
-        auth.oauth = Some(oauth);
-    }
-    for h in &g.headers {
-        let (name, value) = h
-            .split_once(':')
-            .ok_or_else(|| Error::Config(format!("header {h:?} is not `Name: value`")))?;
-        auth.headers
-            .push((name.trim().to_owned(), value.trim().to_owned()));
-    }
-    let options = a2a_client::inspect::Options::new(args.listen, args.url, auth);
+    let mut options = a2a_client::inspect::Options::new(args.listen, args.url, g.credentials()?);
+    options.timeout = Duration::from_secs(g.timeout);
     let io = |e: std::io::Error| Error::Config(format!("a2a inspect: {e}"));
     let inspector = a2a_client::inspect::Inspector::bind(options)
         .await
@@ -547,38 +524,12 @@ async fn inspect(args: InspectArgs, g: &Global) -> Result<Outcome, Error> {
 
 /// The credentials `check` sends: `--header`s, `--token`, and `--api-key` where the card puts it.
 async fn check_headers(url: &str, g: &Global) -> Result<reqwest::header::HeaderMap, Error> {
-    use a2a_client::Interceptor as _;
-    let mut options = a2a_client::transport::CallOptions::default();
-    for h in &g.headers {
-        let (name, value) = h
-            .split_once(':')
-            .ok_or_else(|| Error::Config(format!("header {h:?} is not `Name: value`")))?;
-        a2a_client::Headers(
-            [(
-                reqwest::header::HeaderName::from_bytes(name.trim().as_bytes())
-                    .map_err(|_| Error::Config(format!("invalid header name {name:?}")))?,
-                reqwest::header::HeaderValue::from_str(value.trim())
-                    .map_err(|_| Error::Config(format!("invalid header value in {h:?}")))?,
-            )]
-            .into_iter()
-            .collect(),
-        )
-        .intercept(a2a_core::Method::GetTask, &mut options)?;
-    }
-    if let Some(t) = &g.token {
-        a2a_client::BearerAuth::new(t).intercept(a2a_core::Method::GetTask, &mut options)?;
-    }
-    if let Some(key) = &g.api_key {
-        let card = g.builder().card_resolver()?.resolve(url).await?;
-        a2a_client::ApiKeyAuth::from_card(&card, key)?
-            .intercept(a2a_core::Method::GetTask, &mut options)?;
-        if !options.query.is_empty() {
-            return Err(Error::Config(
-                "the card puts its API key in the query string, which `a2a check` does not send: pass it with --header".into(),
-            ));
-        }
-    }
-    Ok(options.headers)
+    let credentials = g.credentials()?;
+    let card = match &credentials.api_key {
+        Some(_) => Some(g.builder().card_resolver()?.resolve(url).await?),
+        None => None,
+    };
+    credentials.headers(card.as_ref())
 }
 
 async fn check(args: CheckArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {

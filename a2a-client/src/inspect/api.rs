@@ -269,7 +269,7 @@ pub(crate) struct CheckBody {
 pub(crate) async fn check(State(s): Shared, Json(req): Json<CheckBody>) -> Api<Json<Value>> {
     let agent = agent(&s).await?;
     let mut options = crate::check::Options {
-        headers: s.auth.header_map(Some(&agent.card))?,
+        headers: s.credentials.headers(Some(&agent.card))?,
         ..Default::default()
     };
     for b in &req.bindings {
