@@ -702,6 +702,30 @@ impl Client {
         Ok(self.resumable(first, Some(id), span))
     }
 
+    /// `SendStreamingMessage` as the agent sends it: each event with its id (`Last-Event-ID`
+    /// to resume after it), not resumed when it breaks. For the inspector, which shows each
+    /// call as it went and lets the person resume.
+    #[cfg(feature = "inspect")]
+    pub(crate) async fn send_streaming_items(
+        &self,
+        req: &SendMessageRequest,
+    ) -> Result<ItemStream, Error> {
+        self.open_stream::<operation::SendStreamingMessage>(req, None)
+            .await
+    }
+
+    /// `SubscribeToTask` as the agent sends it, after event `after` (`Last-Event-ID`) when
+    /// given, else from the current task; like [`Self::send_streaming_items`].
+    #[cfg(feature = "inspect")]
+    pub(crate) async fn subscribe_items(
+        &self,
+        id: TaskId,
+        after: Option<String>,
+    ) -> Result<ItemStream, Error> {
+        self.open_stream::<operation::SubscribeToTask>(&SubscribeToTaskRequest::new(id), after)
+            .await
+    }
+
     /// The stream of `first`, resumed when it breaks; `span` (the call's) lasts as long as it.
     fn resumable(
         &self,

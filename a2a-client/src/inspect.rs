@@ -25,8 +25,6 @@ mod connect;
 mod recorder;
 mod session;
 
-pub use session::{Auth, OAuth};
-
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Request, State};
@@ -57,7 +55,9 @@ pub struct Options {
     /// An agent to connect to when the page opens.
     pub agent: Option<String>,
     /// The credentials sent to the agent.
-    pub auth: Auth,
+    pub credentials: crate::Credentials,
+    /// Each unary call's timeout (default 300 s).
+    pub timeout: std::time::Duration,
     /// How long a followed stream may stay silent before the page is told so (default 20 s;
     /// the inspector gives up after 5 minutes of silence).
     pub idle_notice: std::time::Duration,
@@ -68,19 +68,20 @@ impl Default for Options {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             agent: None,
-            auth: Auth::default(),
+            credentials: crate::Credentials::default(),
+            timeout: std::time::Duration::from_secs(300),
             idle_notice: std::time::Duration::from_secs(20),
         }
     }
 }
 
 impl Options {
-    /// Options listening on `listen`, connecting to `agent` first, sending `auth`.
-    pub fn new(listen: SocketAddr, agent: Option<String>, auth: Auth) -> Self {
+    /// Options listening on `listen`, connecting to `agent` first, sending `credentials`.
+    pub fn new(listen: SocketAddr, agent: Option<String>, credentials: crate::Credentials) -> Self {
         Self {
             listen,
             agent,
-            auth,
+            credentials,
             ..Self::default()
         }
     }
@@ -132,7 +133,8 @@ impl Inspector {
         let base = format!("http://{shown}");
         let session = Arc::new(Session {
             feed: Feed::default(),
-            auth: options.auth,
+            credentials: options.credentials,
+            timeout: options.timeout,
             agent: Default::default(),
             base: base.clone(),
             hook_secret: random_hex(),

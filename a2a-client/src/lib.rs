@@ -63,6 +63,7 @@
 //! | [`Client::delegate`] | send, follow (stream or poll) to a final or interrupted state, assemble artifacts |
 //! | [`CardResolver`], [`SkillQuery`] | discovery with an ETag/max-age cache; pick an agent by skill |
 //! | [`BearerAuth`], [`ApiKeyAuth`], [`ClientCredentials`], [`Interceptor`] | credentials (static, or OAuth 2.0 client-credentials tokens, refreshed) and headers on every call |
+//! | [`Credentials`], `credentials::KeySources` (feature `trust`) | what a person gives (headers, token, API key, OAuth client, keys to trust), turned into the above: what the `a2a` command and the inspector share |
 //! | [`Error`] | remote A2A errors with their kind, HTTP, gRPC, transport, decode, … |
 //! | [`Limits`] | the bounds on every read: card, JWK set, response and event sizes, a stream's idle timeout |
 //! | [`transport`] | the bindings: [`transport::JsonRpcTransport`], [`transport::RestTransport`], [`transport::GrpcTransport`] |
@@ -76,6 +77,7 @@ mod card;
 #[cfg(feature = "check")]
 pub mod check;
 mod client;
+pub mod credentials;
 mod delegate;
 mod error;
 #[cfg(feature = "inspect")]
@@ -99,6 +101,7 @@ pub use card::{
     AGENT_CARD_PATH, CacheOutcome, CardResolver, LEGACY_AGENT_CARD_PATH, SkillQuery, decode_card,
 };
 pub use client::{Binding, Client, ClientBuilder, EventStream, RetryPolicy};
+pub use credentials::Credentials;
 pub use delegate::DelegateOptions;
 pub use error::{BoxError, Context, Error};
 pub use limits::{

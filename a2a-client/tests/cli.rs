@@ -1,5 +1,5 @@
 //! The `a2a` command end to end: the built binary against a server started in the test, with
-//! the exit codes documented at the top of `src/bin/a2a.rs` (0 done, 1 task unsuccessful,
+//! the exit codes documented at the top of `src/bin/a2a/main.rs` (0 done, 1 task unsuccessful,
 //! 2 bad usage, 3 A2A error, 4 unreachable, 5 needs input). Its output is not a terminal
 //! here, so it must carry no color codes.
 

@@ -2,7 +2,8 @@
 //! (card, problems, signatures), chat (blocking, streaming, multi-turn, cancel), tasks, the
 //! wire console (each exchange as the recorder saw it, gRPC as ProtoJSON with its status),
 //! push deliveries to the inspector's webhook, `a2a check`; and the guard (token, Host) and
-//! bad agents (unreachable, not an agent, a card that does not parse).
+//! bad agents (unreachable, not an agent, a card that does not parse); each stream event's id,
+//! and resuming after one (`after`, sent as `Last-Event-ID`).
 
 mod common;
 
@@ -173,7 +174,23 @@ each_binding! {
         assert_eq!(chunks, 3, "{events:?}");
         assert_eq!(events.last().map(|(n, _)| n.as_str()), Some("end"));
 
+        // Each event carries its id (1, 2, … as the agent numbered them); resuming after the
+        // first (`after`, sent as Last-Event-ID) replays exactly the others.
+        let sent: Vec<&Value> = events.iter().filter(|(n, _)| n == "event").map(|(_, d)| d).collect();
+        let ids: Vec<u64> = sent.iter().map(|d| d["id"].as_str().and_then(|i| i.parse().ok()).expect("an id")).collect();
+        assert_eq!(ids, (1..=sent.len() as u64).collect::<Vec<_>>(), "{events:?}");
+        let task_id = &sent[0]["event"]["task"]["id"];
+        let resumed = page.stream("subscribe", json!({ "binding": b, "taskId": task_id, "after": "1" })).await;
+        let replayed: Vec<&Value> = resumed.iter().filter(|(n, _)| n == "event").map(|(_, d)| d).collect();
+        assert_eq!(
+            replayed.iter().map(|d| (&d["id"], &d["event"])).collect::<Vec<_>>(),
+            sent[1..].iter().map(|d| (&d["id"], &d["event"])).collect::<Vec<_>>(),
+        );
         let feed = page.feed().await;
+        let resubscribe = exchanges(&feed, "SubscribeToTask");
+        let headers = resubscribe[0][0]["request"]["headers"].to_string().to_lowercase();
+        assert!(headers.contains(r#"["last-event-id","1"]"#), "{headers}");
+
         let streams = exchanges(&feed, "SendStreamingMessage");
         assert_eq!(streams.len(), 1, "{feed:?}");
         let x = &streams[0];

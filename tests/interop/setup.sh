@@ -5,7 +5,9 @@
 #
 #   .scratch/interop/py1   Python venv: a2a-sdk[http-server,grpc,signing]==1.3.0 + uvicorn,
 #                          PyJWT and cryptography for the SDK's agent card signing
-#                          (py_signing.py) (requirements-v1.txt)
+#                          (py_signing.py); also runs the helloworld sample agent that
+#                          `a2a inspect`'s browser test drives (py_helloworld.py)
+#                          (requirements-v1.txt)
 #   .scratch/interop/py03  Python venv: a2a-sdk==0.3.26                       (requirements-v03.txt)
 #   .scratch/interop/pymcp Python venv: mcp==2.3.0, the official MCP Python SDK, as the MCP
 #                          client of `a2a mcp` (py_mcp_client.py, run by

@@ -141,23 +141,24 @@ pub(crate) async fn send(State(s): Shared, Json(req): Json<SendBody>) -> Api<Res
         let response = client.send_message(&request).await?;
         return Ok(Json(json!({ "at": now_ms(), "response": response })).into_response());
     }
-    let stream = client.send_streaming_message(&request).await?;
+    let stream = client.send_streaming_items(&request).await?;
     Ok(events(stream, s.idle_notice).into_response())
 }
 
-/// The events of a stream for the page: `event` entries `{at, event}`, `notice` when the
-/// agent goes quiet, `failure` `{message}` when the stream breaks, `end` when it ends.
+/// The events of a stream for the page: `event` entries `{at, id, event}` (`id`: the event's
+/// id, a sequence number on agents that let a stream resume, absent on others), `notice` when
+/// the agent goes quiet, `failure` `{message}` when the stream breaks, `end` when it ends.
 fn events(
-    mut stream: crate::EventStream,
+    mut stream: crate::transport::ItemStream,
     notice: Duration,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let out = async_stream::stream! {
         let mut quiet = Duration::ZERO;
         loop {
             match tokio::time::timeout(notice, stream.next()).await {
-                Ok(Some(Ok(event))) => {
+                Ok(Some(Ok(item))) => {
                     quiet = Duration::ZERO;
-                    let data = json!({ "at": now_ms(), "event": event });
+                    let data = json!({ "at": now_ms(), "id": item.id, "event": item.event });
                     yield Ok(Event::default().event("event").data(data.to_string()));
                 }
                 Ok(Some(Err(e))) => {
@@ -215,11 +216,24 @@ pub(crate) async fn cancel(State(s): Shared, Json(req): Json<TaskBody>) -> Api<J
     Ok(Json(json!({ "at": now_ms(), "task": task })))
 }
 
+/// `POST /api/subscribe`: `{binding, taskId, after?}`: SubscribeToTask, resumed after event
+/// `after` (sent as `Last-Event-ID`) when given.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SubscribeBody {
+    #[serde(flatten)]
+    via: Via,
+    task_id: TaskId,
+    #[serde(default)]
+    after: Option<String>,
+}
+
 /// `POST /api/subscribe`: SubscribeToTask, as a stream of events.
-pub(crate) async fn subscribe(State(s): Shared, Json(req): Json<TaskBody>) -> Api<Response> {
+pub(crate) async fn subscribe(State(s): Shared, Json(req): Json<SubscribeBody>) -> Api<Response> {
     let agent = agent(&s).await?;
     let client = agent.client(req.via.binding.as_deref())?.clone();
-    let stream = client.subscribe(req.task_id).await?;
+    let after = req.after.filter(|a| !a.trim().is_empty());
+    let stream = client.subscribe_items(req.task_id, after).await?;
     Ok(events(stream, s.idle_notice).into_response())
 }
 
@@ -269,7 +283,7 @@ pub(crate) struct CheckBody {
 pub(crate) async fn check(State(s): Shared, Json(req): Json<CheckBody>) -> Api<Json<Value>> {
     let agent = agent(&s).await?;
     let mut options = crate::check::Options {
-        headers: s.auth.header_map(Some(&agent.card))?,
+        headers: s.credentials.headers(Some(&agent.card))?,
         ..Default::default()
     };
     for b in &req.bindings {

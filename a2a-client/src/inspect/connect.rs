@@ -47,7 +47,7 @@ async fn fetch_card(s: &Session, url: &str) -> Result<Value, Failure> {
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(Failure::input(format!("{url:?} is not an http(s) URL")));
     }
-    let headers = s.auth.header_map(None)?;
+    let headers = s.credentials.headers(None)?;
     let id = s.feed.next_id();
     let header_list: Vec<Value> = headers
         .iter()
@@ -121,30 +121,15 @@ async fn fetch_card(s: &Session, url: &str) -> Result<Value, Failure> {
     }
 }
 
-/// The trusted keys the user gave: JWK set URLs fetched, pasted keys read as a JWK set (JSON)
-/// or PEM.
-async fn trusted(req: &ConnectRequest) -> Result<a2a_core::signing::TrustedKeys, Error> {
-    let mut keys = a2a_core::signing::TrustedKeys::new();
-    let http = reqwest::Client::new();
-    for url in req.jwks.iter().filter(|u| !u.trim().is_empty()) {
-        keys.extend(
-            crate::fetch_jwks(
-                &http,
-                url.trim(),
-                CARD_TIMEOUT,
-                crate::DEFAULT_MAX_JWKS_BYTES,
-            )
-            .await?,
-        );
-    }
-    for text in req.keys.iter().filter(|k| !k.trim().is_empty()) {
-        let read = match serde_json::from_str::<Value>(text) {
-            Ok(jwks) => a2a_core::signing::TrustedKeys::from_jwks(&jwks),
-            Err(_) => a2a_core::signing::TrustedKeys::from_pem(text),
-        };
-        keys.extend(read.map_err(|e| Error::Config(format!("the key given: {e}")))?);
-    }
-    Ok(keys)
+/// The keys the user gave to trust: JWK set URLs and pasted keys (PEM, or a JWK set in JSON).
+fn sources(req: &ConnectRequest) -> crate::credentials::KeySources {
+    let sources = req.jwks.iter().fold(
+        Default::default(),
+        |k: crate::credentials::KeySources, url| k.with_jwks_url(url),
+    );
+    req.keys.iter().fold(sources, |k, text| {
+        k.with_key("the key given", text.as_str())
+    })
 }
 
 /// The signatures' verdict: which verified and with what, or why none did.
@@ -153,15 +138,12 @@ async fn signatures(req: &ConnectRequest, raw: &Value) -> Value {
         .get("signatures")
         .and_then(Value::as_array)
         .map_or(0, Vec::len);
-    if req
-        .jwks
-        .iter()
-        .chain(&req.keys)
-        .all(|k| k.trim().is_empty())
-    {
+    let sources = sources(req);
+    if sources.is_empty() {
         return json!({ "count": count, "checked": false });
     }
-    let keys = match trusted(req).await {
+    let fetch = crate::ClientBuilder::default().timeout(CARD_TIMEOUT);
+    let keys = match sources.load(&fetch).await {
         Ok(k) => k,
         Err(e) => return json!({ "count": count, "checked": false, "error": describe(&e) }),
     };
@@ -186,7 +168,7 @@ async fn problems(s: &Session, url: &str, card: &AgentCard) -> Value {
     let options = crate::check::Options {
         only: vec![crate::check::Group::Card],
         deadline: Duration::from_secs(30),
-        headers: s.auth.header_map(Some(card)).unwrap_or_default(),
+        headers: s.credentials.headers(Some(card)).unwrap_or_default(),
         ..Default::default()
     };
     let report = crate::check::run(url, &options).await.to_json();
@@ -203,7 +185,14 @@ pub(crate) async fn connect(s: &Arc<Session>, req: ConnectRequest) -> Result<Val
         ))
     })?;
     let base = req.url.trim().to_owned();
-    let agent = Agent::start(base.clone(), card.clone(), &s.auth, &s.feed).await?;
+    let agent = Agent::start(
+        base.clone(),
+        card.clone(),
+        &s.credentials,
+        s.timeout,
+        &s.feed,
+    )
+    .await?;
     let bindings: Vec<&str> = agent.clients.iter().map(|(b, _)| *b).collect();
     let (problems, signature) = tokio::join!(problems(s, &base, &card), signatures(&req, &raw));
     let answer = json!({

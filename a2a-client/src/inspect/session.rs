@@ -3,7 +3,7 @@
 //! (wire exchanges, push deliveries) that the page follows live.
 
 use super::recorder::{self, Upstream};
-use crate::{Binding, Client, ClientBuilder, Error, RetryPolicy};
+use crate::{Binding, Client, ClientBuilder, Credentials, Error, RetryPolicy};
 use a2a_core::{AgentCard, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -85,100 +85,17 @@ impl Feed {
     }
 }
 
-/// The credentials and limits of every call the inspector makes: the `a2a` command's global
-/// flags.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Auth {
-    /// `Authorization: Bearer …`.
-    pub bearer: Option<String>,
-    /// An API key, sent where the agent's card says.
-    pub api_key: Option<String>,
-    /// OAuth 2.0 client credentials.
-    pub oauth: Option<OAuth>,
-    /// Extra headers, `(name, value)`.
-    pub headers: Vec<(String, String)>,
-    /// Each unary call's timeout.
-    pub timeout: Duration,
-}
-
-/// OAuth 2.0 client credentials (tokens from the card's client-credentials flow, or from
-/// `token_url`).
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct OAuth {
-    /// The client id.
-    pub client_id: String,
-    /// The client secret.
-    pub client_secret: String,
-    /// The token endpoint, instead of the card's.
-    pub token_url: Option<String>,
-    /// The scopes to ask for (empty: every scope of the card's flow).
-    pub scopes: Vec<String>,
-}
-
-impl Default for Auth {
-    fn default() -> Self {
-        Self {
-            bearer: None,
-            api_key: None,
-            oauth: None,
-            headers: Vec::new(),
-            timeout: Duration::from_secs(300),
-        }
-    }
-}
-
-impl Auth {
-    /// The headers every request carries (the API key where the card says, when in a header).
-    pub(crate) fn header_map(&self, card: Option<&AgentCard>) -> Result<http::HeaderMap, Error> {
-        use crate::Interceptor as _;
-        let mut options = crate::transport::CallOptions::default();
-        for (name, value) in &self.headers {
-            let name = http::HeaderName::from_bytes(name.trim().as_bytes())
-                .map_err(|_| Error::Config(format!("invalid header name {name:?}")))?;
-            let value = http::HeaderValue::from_str(value.trim())
-                .map_err(|_| Error::Config(format!("invalid value for header {name}")))?;
-            options.headers.append(name, value);
-        }
-        if let Some(t) = &self.bearer {
-            crate::BearerAuth::new(t).intercept(a2a_core::Method::GetTask, &mut options)?;
-        }
-        if let (Some(key), Some(card)) = (&self.api_key, card) {
-            crate::ApiKeyAuth::from_card(card, key)?
-                .intercept(a2a_core::Method::GetTask, &mut options)?;
-        }
-        Ok(options.headers)
-    }
-
-    fn builder(&self, card: &AgentCard) -> Result<ClientBuilder, Error> {
-        let mut builder = ClientBuilder::default()
-            .timeout(self.timeout)
-            .retry(RetryPolicy::none());
-        for (name, value) in &self.headers {
-            builder = builder.header(name.trim(), value.trim())?;
-        }
-        if let Some(t) = &self.bearer {
-            builder = builder.bearer_token(t);
-        }
-        if let Some(key) = &self.api_key {
-            builder = builder.interceptor(crate::ApiKeyAuth::from_card(card, key)?);
-        }
-        if let Some(o) = &self.oauth {
-            let (id, secret) = (&o.client_id, &o.client_secret);
-            let credentials = match &o.token_url {
-                Some(url) => crate::ClientCredentials::new(url, id, secret),
-                None => crate::ClientCredentials::from_card(card, id, secret)?,
-            };
-            let credentials = if o.scopes.is_empty() {
-                credentials
-            } else {
-                credentials.scopes(o.scopes.iter().cloned())
-            };
-            builder = builder.client_credentials(credentials);
-        }
-        Ok(builder)
-    }
+/// A client builder for the agent's calls: `credentials`, the call timeout, no retries (so the
+/// wire console shows each call once).
+fn builder(
+    credentials: &Credentials,
+    timeout: Duration,
+    card: &AgentCard,
+) -> Result<ClientBuilder, Error> {
+    let builder = ClientBuilder::default()
+        .timeout(timeout)
+        .retry(RetryPolicy::none());
+    credentials.apply(builder, Some(card))
 }
 
 /// The agent the inspector is connected to.
@@ -207,7 +124,8 @@ impl Agent {
     pub(crate) async fn start(
         url: String,
         card: AgentCard,
-        auth: &Auth,
+        credentials: &Credentials,
+        timeout: Duration,
         feed: &Feed,
     ) -> Result<Self, Error> {
         let plain = reqwest::Client::builder()
@@ -258,8 +176,7 @@ impl Agent {
             {
                 continue;
             }
-            let client = auth
-                .builder(&card)?
+            let client = builder(credentials, timeout, &card)?
                 .prefer([binding])
                 .build_from_card(recorded.clone())?;
             if client.binding().0 == name {
@@ -298,7 +215,10 @@ impl Agent {
 #[derive(Debug)]
 pub(crate) struct Session {
     pub(crate) feed: Feed,
-    pub(crate) auth: Auth,
+    /// What every call to the agent carries.
+    pub(crate) credentials: Credentials,
+    /// Each unary call's timeout.
+    pub(crate) timeout: Duration,
     pub(crate) agent: RwLock<Option<Arc<Agent>>>,
     /// The inspector's own base URL (`http://127.0.0.1:PORT`), for its webhook.
     pub(crate) base: String,

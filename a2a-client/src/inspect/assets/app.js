@@ -12,7 +12,8 @@ const state = {
   task: null,          // {id, contextId, state} of the conversation's current task
   contextId: null,
   running: false,
-  events: {},          // taskId -> [{at, kind, event}] as they arrived in this page
+  events: {},          // taskId -> [{at, kind, event, id}] as they arrived in this page (id: the
+                       // event's id, for Last-Event-ID, when the agent gives one)
   wire: new Map(),     // exchange id -> exchange
   pushes: 0,
   nextPage: "",
@@ -147,9 +148,9 @@ function showAsk(text) {
   $("ask").textContent = text === null ? "" : `The agent asks: ${text || "(no text)"} — your next message answers it.`;
 }
 
-function logEvent(taskId, kind, event, at) {
+function logEvent(taskId, kind, event, at, id) {
   if (!taskId) return;
-  (state.events[taskId] = state.events[taskId] || []).push({ at: at || Date.now(), kind, event });
+  (state.events[taskId] = state.events[taskId] || []).push({ at: at || Date.now(), kind, event, id: id ?? null });
 }
 
 async function readFile(file) {
@@ -213,21 +214,21 @@ function track(task, reply) {
   if (reply) reply.setState(task.status.state, V.text(task.status.message));
 }
 
-function onEvent(reply, event, at) {
+function onEvent(reply, event, at, id) {
   if (event.task) {
-    logEvent(event.task.id, "task", event, at);
+    logEvent(event.task.id, "task", event, at, id);
     reply.task(event.task);
     track(event.task, null);
   } else if (event.statusUpdate) {
     const u = event.statusUpdate;
-    logEvent(u.taskId, "status", event, at);
+    logEvent(u.taskId, "status", event, at, id);
     track({ id: u.taskId, contextId: u.contextId, status: u.status }, reply);
   } else if (event.artifactUpdate) {
     const u = event.artifactUpdate;
-    logEvent(u.taskId, "artifact", event, at);
+    logEvent(u.taskId, "artifact", event, at, id);
     reply.artifact(u.artifact, u.append);
   } else if (event.message) {
-    logEvent(event.message.taskId, "message", event, at);
+    logEvent(event.message.taskId, "message", event, at, id);
     if (event.message.contextId) state.contextId = event.message.contextId;
     reply.message(event.message);
     updateContext();
@@ -252,7 +253,7 @@ async function send() {
         return;
       }
       await apiStream("send", { binding: binding(), stream: true, message }, (name, data) => {
-        if (name === "event") onEvent(reply, data.event, data.at);
+        if (name === "event") onEvent(reply, data.event, data.at, data.id);
         else if (name === "notice") reply.status.append(el("div", { class: "hint" }, data.message));
         else if (name === "failure") reply.body.append(el("div", { class: "error" }, data.message));
       });

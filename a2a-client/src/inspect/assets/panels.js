@@ -30,8 +30,9 @@
   $("tasks-form").addEventListener("submit", (e) => { e.preventDefault(); I.guarded("list tasks", () => list("")); });
   $("more").addEventListener("click", () => I.guarded("list tasks", () => list(state.nextPage)));
 
-  // One timeline entry: a time, what arrived, and the state change it made (drawn).
-  function entry(item, before) {
+  // One timeline entry: a time, the event's id (its sequence number, on agents that give one),
+  // what arrived, and the state change it made (drawn).
+  function entry(item, before, resume) {
     const e = item.event;
     let what, s;
     if (e.task) { s = e.task.status.state; what = `task snapshot, ${(e.task.artifacts || []).length} artifact(s)`; }
@@ -42,22 +43,16 @@
         (a.artifact.parts || []).map((p) => p.text ?? "[part]").join("");
     } else if (e.message) what = `message: ${V.text(e.message)}`;
     const changed = s && s !== before;
+    const hasId = item.id !== null && item.id !== undefined;
     return {
       state: s || before,
-      node: el("div", { class: "tl-item" + (changed ? " change" : "") },
-        el("span", { class: "time" }, V.time(item.at)), item.kind, " ",
-        changed ? [before ? V.state(before) : "", before ? " → " : "", V.state(s), " "] : "", what || ""),
+      node: el("div", { class: "tl-item" + (changed ? " change" : ""), "data-kind": item.kind, "data-seq": hasId ? item.id : "" },
+        el("span", { class: "time" }, V.time(item.at)),
+        hasId ? el("span", { class: "seq", title: "the event's id (Last-Event-ID)" }, `#${item.id}`) : "", item.kind, " ",
+        changed ? [before ? V.state(before) : "", before ? " → " : "", V.state(s), " "] : "", what || "",
+        hasId && resume ? el("button", { type: "button", class: "resume-after", title: `SubscribeToTask with Last-Event-ID: ${item.id}`,
+          onclick: () => resume(item) }, "resume after this") : ""),
     };
-  }
-
-  function draw(list, items, from) {
-    let s = from;
-    for (const item of items) {
-      const drawn = entry(item, s);
-      s = drawn.state;
-      list.append(drawn.node);
-    }
-    return s;
   }
 
   async function timeline(id) {
@@ -65,31 +60,52 @@
     const task = answer.task;
     const list = el("div", { class: "timeline", id: "timeline-events" });
     const seen = state.events[id] || [];
-    let last = draw(list, seen, null);
-    if (!seen.length) list.append(el("div", { class: "hint" }, "no events of this task arrived in this page; its history:"));
-    for (const m of task.history || []) {
-      list.append(el("div", { class: "tl-item" }, el("span", { class: "time" }, ""), `${m.role === "ROLE_USER" ? "user" : "agent"}: ${V.text(m)}`));
-    }
-    const resub = el("button", { id: "resubscribe", type: "button" }, "Resubscribe");
-    resub.addEventListener("click", () => I.guarded("resubscribe", async () => {
-      const mark = seen.length
-        ? `resubscribed at ${V.time(Date.now())}: resuming after event ${seen.length} (${V.time(seen[seen.length - 1].at)})`
-        : `resubscribed at ${V.time(Date.now())}`;
-      list.append(el("div", { class: "tl-item resume" }, mark));
-      await I.apiStream("subscribe", { binding: I.binding(), taskId: id }, (name, data) => {
+    let last = null;
+    // Resubscribes after `from` (an event with an id: Last-Event-ID), or from the current task
+    // when the agent gives no ids; marks the resume point, then appends what arrives.
+    const resume = (from) => I.guarded("resubscribe", async () => {
+      // State changes are drawn from the task's state at the resume point.
+      let before = null;
+      for (const item of from ? seen : []) {
+        before = entry(item, before, null).state;
+        if (item === from) break;
+      }
+      if (from) last = before;
+      const at = V.time(Date.now());
+      const mark = from
+        ? `resubscribed at ${at} with Last-Event-ID: ${from.id}: resuming after event #${from.id} (received ${V.time(from.at)})`
+        : seen.length
+          ? `resubscribed at ${at}: the agent gave no event ids, so no Last-Event-ID: from the task's current state (${seen.length} event(s) seen before, last at ${V.time(seen[seen.length - 1].at)})`
+          : `resubscribed at ${at}: from the task's current state`;
+      list.append(el("div", { class: "tl-item resume", "data-after": from ? from.id : "" }, mark));
+      await I.apiStream("subscribe", { binding: I.binding(), taskId: id, after: from ? from.id : undefined }, (name, data) => {
         if (name === "event") {
-          const item = { at: data.at, kind: "resubscribed", event: data.event };
-          I.logEvent(id, "resubscribed", data.event, data.at);
-          const drawn = entry(item, last);
+          const item = { at: data.at, kind: "resumed", event: data.event, id: data.id ?? null };
+          I.logEvent(id, "resumed", data.event, data.at, data.id);
+          const drawn = entry(item, last, resume);
           last = drawn.state;
           list.append(drawn.node);
         } else if (name === "failure" || name === "notice") {
           list.append(el("div", { class: "tl-item" }, el("span", { class: "time" }, V.time(Date.now())), data.message));
         } else if (name === "end") {
-          list.append(el("div", { class: "tl-item" }, el("span", { class: "time" }, V.time(Date.now())), "stream ended"));
+          list.append(el("div", { class: "tl-item end" }, el("span", { class: "time" }, V.time(Date.now())), "stream ended"));
         }
       });
-    }));
+    });
+    for (const item of seen) {
+      const drawn = entry(item, last, resume);
+      last = drawn.state;
+      list.append(drawn.node);
+    }
+    if (!seen.length) list.append(el("div", { class: "hint" }, "no events of this task arrived in this page; its history:"));
+    for (const m of task.history || []) {
+      list.append(el("div", { class: "tl-item" }, el("span", { class: "time" }, ""), `${m.role === "ROLE_USER" ? "user" : "agent"}: ${V.text(m)}`));
+    }
+    const resub = el("button", { id: "resubscribe", type: "button", title: "SubscribeToTask, after the last event with an id (Last-Event-ID) when the agent gives ids" }, "Resubscribe");
+    resub.addEventListener("click", () => {
+      const withId = [...seen].reverse().find((i) => i.id !== null && i.id !== undefined);
+      resume(withId || null);
+    });
     $("timeline").replaceChildren(
       el("h3", {}, "Task ", el("code", {}, id), " ", V.state(task.status.state)),
       el("div", { class: "row" }, resub, el("span", { class: "hint" }, `context ${task.contextId}`)),
