@@ -97,6 +97,7 @@ mod http;
 pub mod postgres;
 pub mod push;
 pub mod serve;
+mod server;
 pub mod store;
 pub mod telemetry;
 #[cfg(feature = "testing")]
@@ -115,7 +116,7 @@ pub use handler::{
     ExtendedCardFn, HandlerBuilder, RESUMABLE_STREAMS_EXTENSION, RequestHandler, SendReply,
     StreamEvent, TaskReply,
 };
-pub use http::{
+pub use server::{
     DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder, ServerHandle, Upkeep,
     default_max_connections,

@@ -93,14 +93,15 @@ mod conn;
 mod layer;
 mod listener;
 mod output;
-mod server;
+mod run;
 
 pub(crate) use output::AnswerSize;
 pub use output::{default_max_output, default_max_output_per_connection};
 
 pub use layer::{TrackRequests, TrackRequestsLayer, TrackedFuture};
 pub use listener::{Connection, ProtectedListener, ProtectedStream};
-pub use server::ServerHandle;
+pub use crate::server::ServerHandle;
+pub(crate) use run::run;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

@@ -5,7 +5,7 @@
 //! a2a-core's proto mapping. Requests reach it on the HTTP port (any request whose
 //! `content-type` is `application/grpc` or `application/grpc+proto` is routed here, whatever
 //! its path) or on a listener of its own
-//! ([`ServerBuilder::grpc_listener`](super::ServerBuilder::grpc_listener)).
+//! ([`ServerBuilder::grpc_listener`](crate::ServerBuilder::grpc_listener)).
 //!
 //! Metadata carries the service parameters (`a2a-version`, `a2a-extensions`), the credentials
 //! (`authorization`, or an API key under the header name the card declares; checked by the
