@@ -7,8 +7,8 @@
 //! Errors are `google.rpc.Status` bodies with the v1.0.1 HTTP status codes, rendered by
 //! [`error_response`] alone.
 
-use super::dispatch::{self, Answer, Handle, Reply, Visit};
-use super::extract::{call_context, extensions_header, read_body};
+use super::dispatch::{self, Answer, Call, Handle, Reply};
+use super::extract::{context, read_body, with_extensions};
 use super::{AppState, sse};
 use crate::handler::{CallContext, RequestHandler, StreamEvent};
 use crate::telemetry::{Failed, called};
@@ -21,7 +21,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::future::Future;
-use std::pin::Pin;
 
 const A2A_JSON: HeaderValue = HeaderValue::from_static("application/a2a+json");
 
@@ -160,18 +159,8 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
         return error_response(&error, None);
     };
     let query = parts.uri.query();
-    let cx = match call_context(&parts.headers, query) {
-        Ok(mut c) => {
-            c.scope.owner = parts
-                .extensions
-                .get::<crate::auth::Principal>()
-                .map(|p| p.0.clone());
-            c.with_tenant(found.tenant.clone())
-        }
-        Err(e) => return error_response(&e, None),
-    };
-    let active = match state.handler.activated_extensions(&cx) {
-        Ok(a) => a,
+    let (cx, active) = match context(state, &parts.headers, &parts.extensions, query) {
+        Ok((cx, active)) => (cx.with_tenant(found.tenant.clone()), active),
         Err(e) => return error_response(&e, None),
     };
     let bytes = if parts.method == axum::http::Method::POST {
@@ -190,34 +179,55 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
             return error_response(&e, None);
         }
     }
-    let mut response = match route {
+    let response = match route {
         Some(route) => {
             called(route.method);
-            dispatch(Call {
+            let call = Routed {
                 state,
                 cx: &cx,
                 route,
                 found: &found,
                 query,
                 body: &bytes,
-            })
-            .await
+            };
+            match dispatch::dispatch(route.method, call) {
+                Ok(call) => call.await,
+                Err(e) => error_response(&e, None),
+            }
         }
         None => method_not_allowed(&found.allow()),
     };
-    if let Some(v) = extensions_header(&active) {
-        response.headers_mut().insert("a2a-extensions", v);
+    with_extensions(response, &active)
+}
+
+/// What a call of an operation needs ([`call`]).
+struct Routed<'a> {
+    state: &'a AppState,
+    cx: &'a CallContext,
+    route: &'a Route,
+    found: &'a PathMatch,
+    query: Option<&'a str>,
+    body: &'a [u8],
+}
+
+impl Call for Routed<'_> {
+    type Output = Response;
+
+    fn call<O: Operation>(self) -> impl Future<Output = Response> + Send
+    where
+        RequestHandler: Handle<O>,
+    {
+        call::<O>(self)
     }
-    response
 }
 
 /// A call of the operation `O`: its request read from the path, the query or the body as the
 /// route says, the handler called (it validates the request), the answer written.
-async fn call<O: Operation>(call: Call<'_>) -> Response
+async fn call<O: Operation>(call: Routed<'_>) -> Response
 where
     RequestHandler: Handle<O>,
 {
-    let Call {
+    let Routed {
         state,
         cx,
         route,
@@ -233,35 +243,5 @@ where
         Ok(Reply::Unary(r)) => ok(&r),
         Ok(Reply::Stream(events)) => stream(state, events),
         Err(e) => error_response(&e, None),
-    }
-}
-
-/// What a call needs; dispatched to its operation, each operation's call boxed, so that the
-/// binding's future stays small (see the JSON-RPC binding).
-struct Call<'a> {
-    state: &'a AppState,
-    cx: &'a CallContext,
-    route: &'a Route,
-    found: &'a PathMatch,
-    query: Option<&'a str>,
-    body: &'a [u8],
-}
-
-impl<'a> Visit for Call<'a> {
-    type Output = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
-
-    fn visit<O: Operation>(self) -> Self::Output
-    where
-        RequestHandler: Handle<O>,
-    {
-        Box::pin(call::<O>(self))
-    }
-}
-
-async fn dispatch(call: Call<'_>) -> Response {
-    let method = call.route.method;
-    match dispatch::visit(method, call) {
-        Some(call) => call.await,
-        None => error_response(&Error::from_kind(ErrorKind::MethodNotFound), None),
     }
 }
