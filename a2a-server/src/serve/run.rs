@@ -13,6 +13,7 @@ use axum::serve::Listener as _;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -31,8 +32,11 @@ const HTTP2_MAX_STREAMS: u32 = 200;
 /// How long connections closed at the end of the shutdown grace may take to go.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
-/// The accept loop, until `shutdown`; then the bounded wait for open connections (the
-/// listener's watchers close them as they finish, and the rest after the grace).
+/// The accept loop, until `shutdown`; then every connection is shut down gracefully by hyper
+/// (an HTTP/1.1 connection after the response in flight, an HTTP/2 one with a `GOAWAY` once its
+/// streams have ended, each after writing what it holds: a stream's last chunk, a gRPC call's
+/// trailers), and the wait for them is bounded (the listener's watchers close what is still
+/// open after the grace).
 pub(crate) async fn run(
     listener: TcpListener,
     router: Router,
@@ -54,6 +58,7 @@ pub(crate) async fn run(
     let builder = Arc::new(builder);
     let mut listener = protections.listener(listener);
     let registry = listener.registry().clone();
+    let graceful = GracefulShutdown::new();
     loop {
         let (io, _) = tokio::select! {
             biased;
@@ -67,18 +72,23 @@ pub(crate) async fn run(
             conn: io.conn().clone(),
         };
         let builder = builder.clone();
+        let watcher = graceful.watcher();
         tokio::spawn(async move {
             // No upgrades: the routes have none, and an upgraded socket would outlive its slot.
-            if let Err(e) = builder.serve_connection(TokioIo::new(io), service).await {
+            let connection = builder.serve_connection(TokioIo::new(io), service);
+            if let Err(e) = watcher.watch(connection).await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
         });
     }
     drop(listener);
-    if !registry
-        .drained(protections.shutdown_grace + CLOSE_GRACE)
-        .await
-    {
+    let limit = protections.shutdown_grace + CLOSE_GRACE;
+    let closed = tokio::time::timeout(limit, async {
+        graceful.shutdown().await;
+        // Their sockets, dropped as their tasks end.
+        registry.drained(limit).await
+    });
+    if !closed.await.unwrap_or(false) {
         tracing::warn!("connections still open after the shutdown grace period; leaving them");
     }
 }
