@@ -16,44 +16,14 @@ mod sse;
 pub(crate) use card::{CardCache, CardKeys, JWKS_PATH};
 pub(crate) use grpc::is_grpc;
 
-use crate::auth::DynAuthenticator;
-use crate::handler::RequestHandler;
-use crate::server::{Maintenance, Server};
+use crate::server::{AppState, Server};
 use auth::AuthLayer;
 use axum::Router;
-use axum::extract::{Request, State};
-use axum::handler::Handler as _;
 use axum::http;
 use axum::routing::get;
-use binding::{Binding, Door};
+use binding::{Bindings, Door};
 use std::sync::Arc;
-use std::time::Duration;
 use tower::Layer as _;
-
-/// Settings shared by the HTTP handlers.
-#[derive(Debug)]
-pub(crate) struct HttpConfig {
-    pub(crate) body_limit: usize,
-    pub(crate) keep_alive: Duration,
-    /// Serve the gRPC binding on the HTTP port.
-    pub(crate) grpc: bool,
-}
-
-/// Everything the HTTP handlers share.
-#[derive(Debug)]
-pub(crate) struct AppState {
-    pub(crate) handler: Arc<RequestHandler>,
-    pub(crate) auth: Option<Arc<dyn DynAuthenticator>>,
-    /// Requests without credentials are served anonymously ([`ServerBuilder::anonymous_access`]).
-    pub(crate) anonymous: bool,
-    pub(crate) maintenance: Maintenance,
-    pub(crate) config: HttpConfig,
-    pub(crate) card: CardCache,
-    /// The JWK set of the card's signing keys, when it is signed.
-    pub(crate) jwks: Option<bytes::Bytes>,
-    /// Request counts and latencies, when metrics are on.
-    pub(crate) metrics: Option<Arc<crate::telemetry::MetricsInner>>,
-}
 
 impl Server {
     /// The axum router with every route of the bindings and the agent card (gRPC calls, told
@@ -76,10 +46,7 @@ impl Server {
                 get(card::serve).fallback(card::wrong_method),
             );
         let card_routes = match state.jwks {
-            Some(_) => card_routes.route(
-                JWKS_PATH,
-                get(card::jwks).fallback(card::wrong_method),
-            ),
+            Some(_) => card_routes.route(JWKS_PATH, get(card::jwks).fallback(card::wrong_method)),
             None => card_routes,
         }
         .layer(
@@ -103,35 +70,31 @@ impl Server {
     }
 }
 
-/// A response of `status` whose body is `bytes` of type `content_type` (a binding's JSON),
-/// with that one content type set once.
-pub(crate) fn bytes_response(
+/// A response of `status` whose body is `value`'s JSON, of type `content_type` (a binding's),
+/// or the error it failed to serialize with.
+pub(crate) fn json_response(
     status: http::StatusCode,
     content_type: http::HeaderValue,
-    bytes: Vec<u8>,
-) -> axum::response::Response {
+    value: &impl serde::Serialize,
+) -> Result<axum::response::Response, serde_json::Error> {
+    // Sized for a typical task: serializing into a growing empty vector reallocates and copies
+    // several times.
+    let mut bytes = Vec::with_capacity(2048);
+    serde_json::to_writer(&mut bytes, value)?;
     let mut response = axum::response::Response::new(axum::body::Body::from(bytes));
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(http::header::CONTENT_TYPE, content_type);
-    response
+    (response.headers_mut()).insert(http::header::CONTENT_TYPE, content_type);
+    Ok(response)
 }
 
 /// A router sending every request (on the HTTP port, every one but the agent card's) to the
 /// binding it is for behind `door` ([`Binding::of`]), inside the authentication layer when the
 /// server has an authenticator.
 fn bindings(state: &Arc<AppState>, door: Door) -> Router<Arc<AppState>> {
-    let dispatch = move |State(state): State<Arc<AppState>>, request: Request| async move {
-        let binding = Binding::of(&request, door);
-        let response = binding.serve(&state, request).await;
-        // Every 401 and 403 a binding answers (an operation's too) gets its challenge here.
-        auth::challenge_of(binding, state.auth.as_deref(), response)
-    };
-    let dispatch = dispatch.with_state(state.clone());
+    let bindings = Bindings::new(state.clone(), door);
     match AuthLayer::new(state, door) {
-        Some(auth) => Router::new().fallback_service(auth.layer(dispatch)),
-        None => Router::new().fallback_service(dispatch),
+        Some(auth) => Router::new().fallback_service(auth.layer(bindings)),
+        None => Router::new().fallback_service(bindings),
     }
 }
 

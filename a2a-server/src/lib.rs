@@ -116,13 +116,13 @@ pub use handler::{
     ExtendedCardFn, HandlerBuilder, RESUMABLE_STREAMS_EXTENSION, RequestHandler, SendReply,
     StreamEvent, TaskReply,
 };
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
 pub use server::{
     DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder, ServerHandle, Upkeep,
     default_max_connections,
 };
-#[cfg(feature = "postgres")]
-pub use postgres::PgStore;
 #[cfg(feature = "sled")]
 pub use store::SledStore;
 pub use store::{

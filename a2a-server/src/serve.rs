@@ -100,9 +100,9 @@ mod run;
 pub(crate) use output::AnswerSize;
 pub use output::{default_max_output, default_max_output_per_connection};
 
+pub use crate::server::ServerHandle;
 pub use layer::{TrackRequests, TrackRequestsLayer, TrackedFuture};
 pub use listener::{Connection, ProtectedListener, ProtectedStream};
-pub use crate::server::ServerHandle;
 pub(crate) use run::run;
 
 use std::sync::Arc;

@@ -15,8 +15,9 @@ pub use run::ServerHandle;
 pub use upkeep::Upkeep;
 
 use crate::agent::Agent;
+use crate::auth::DynAuthenticator;
 use crate::handler::RequestHandler;
-use crate::http::AppState;
+use crate::http::CardCache;
 use a2a_core::AgentCard;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +40,31 @@ pub(crate) struct Maintenance {
     /// The lease time-to-live, when leases are shared: the upkeep renews this engine's leases
     /// and looks for orphans.
     pub(crate) lease_ttl: Option<Duration>,
+}
+
+/// Settings shared by the HTTP handlers.
+#[derive(Debug)]
+pub(crate) struct HttpConfig {
+    pub(crate) body_limit: usize,
+    pub(crate) keep_alive: Duration,
+    /// Serve the gRPC binding on the HTTP port.
+    pub(crate) grpc: bool,
+}
+
+/// What a server's bindings, upkeep and handle share.
+#[derive(Debug)]
+pub(crate) struct AppState {
+    pub(crate) handler: Arc<RequestHandler>,
+    pub(crate) auth: Option<Arc<dyn DynAuthenticator>>,
+    /// Requests without credentials are served anonymously ([`ServerBuilder::anonymous_access`]).
+    pub(crate) anonymous: bool,
+    pub(crate) maintenance: Maintenance,
+    pub(crate) config: HttpConfig,
+    pub(crate) card: CardCache,
+    /// The JWK set of the card's signing keys, when it is signed.
+    pub(crate) jwks: Option<bytes::Bytes>,
+    /// Request counts and latencies, when metrics are on.
+    pub(crate) metrics: Option<Arc<crate::telemetry::MetricsInner>>,
 }
 
 /// An A2A agent server. Build one with [`Server::builder`], then run it on a listener with

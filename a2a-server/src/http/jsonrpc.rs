@@ -20,18 +20,11 @@ use serde_json::Value;
 use std::future::Future;
 
 fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
-    // Sized for a typical task: serializing into a growing empty vector reallocates and copies
-    // several times.
-    let mut bytes = Vec::with_capacity(2048);
-    match serde_json::to_writer(&mut bytes, body) {
-        Ok(()) => {
-            super::bytes_response(status, HeaderValue::from_static("application/json"), bytes)
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "a JSON-RPC response failed to serialize");
-            StatusCode::INTERNAL_SERVER_ERROR.into_response()
-        }
-    }
+    let json = HeaderValue::from_static("application/json");
+    super::json_response(status, json, body).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "a JSON-RPC response failed to serialize");
+        StatusCode::INTERNAL_SERVER_ERROR.into_response()
+    })
 }
 
 /// How an error is answered, besides its JSON-RPC error response.

@@ -39,7 +39,8 @@ pub(crate) fn error_response(error: &Error, allow: Option<&str>) -> Response {
             StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
         }
     };
-    let mut response = super::bytes_response(status, A2A_JSON, body.to_string().into_bytes());
+    // (A `Value` always serializes.)
+    let mut response = super::json_response(status, A2A_JSON, &body).unwrap_or_default();
     if let Some(allow) = allow.and_then(|a| HeaderValue::from_str(a).ok()) {
         response.headers_mut().insert(header::ALLOW, allow);
     }
@@ -56,42 +57,33 @@ pub(crate) fn method_not_allowed(allowed: &str) -> Response {
 }
 
 fn ok<T: Serialize>(value: &T) -> Response {
-    match serde_json::to_vec(value) {
-        Ok(bytes) => super::bytes_response(StatusCode::OK, A2A_JSON, bytes),
-        Err(e) => error_response(
-            &Error::new(
-                ErrorKind::Internal,
-                format!("the response failed to serialize: {e}"),
-            ),
-            None,
-        ),
+    super::json_response(StatusCode::OK, A2A_JSON, value).unwrap_or_else(|e| {
+        let error = format!("the response failed to serialize: {e}");
+        error_response(&Error::new(ErrorKind::Internal, error), None)
+    })
+}
+
+/// A JSON body as an object (an empty body reads as `{}`).
+fn body_object(bytes: &[u8]) -> Result<Map<String, Value>, Error> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Object(obj)) => Ok(obj),
+        Ok(_) => Err(Error::new(
+            ErrorKind::InvalidRequest,
+            "The body must be a JSON object",
+        )),
+        Err(e) => Err(Error::new(
+            ErrorKind::ParseError,
+            format!("Invalid JSON payload: {e}"),
+        )),
     }
 }
 
-/// Parses a JSON body (an empty body reads as `{}`), then sets the path-bound fields.
-fn body_as<T: DeserializeOwned>(bytes: &[u8], path_fields: &[(&str, &str)]) -> Result<T, Error> {
-    let mut value: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
-        Value::Object(Map::new())
-    } else {
-        serde_json::from_slice(bytes)
-            .map_err(|e| Error::new(ErrorKind::ParseError, format!("Invalid JSON payload: {e}")))?
-    };
-    let obj = value
-        .as_object_mut()
-        .ok_or_else(|| Error::new(ErrorKind::InvalidRequest, "The body must be a JSON object"))?;
-    for (k, v) in path_fields {
-        obj.insert((*k).to_owned(), Value::String((*v).to_owned()));
-    }
-    a2a_core::strict::from_value(&value)
-        .map_err(|e| Error::new(ErrorKind::InvalidParams, format!("Invalid parameters: {e}")))
-}
-
-/// Reads query parameters into a JSON object (booleans and repeated keys handled), then sets
-/// the path-bound fields.
-fn query_as<T: DeserializeOwned>(
-    query: Option<&str>,
-    path_fields: &[(&str, &str)],
-) -> Result<T, Error> {
+/// Query parameters as a JSON object (`true` and `false` as booleans; the last of repeated
+/// keys).
+fn query_object(query: Option<&str>) -> Map<String, Value> {
     let mut obj = Map::new();
     for pair in query
         .unwrap_or_default()
@@ -110,36 +102,39 @@ fn query_as<T: DeserializeOwned>(
         };
         obj.insert(k, value);
     }
-    for (k, v) in path_fields {
-        obj.insert((*k).to_owned(), Value::String((*v).to_owned()));
-    }
-    serde_json::from_value(Value::Object(obj)).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidParams,
-            format!("Invalid query parameters: {e}"),
-        )
-    })
+    obj
 }
 
 /// A request's parameters: the path's fields (the tenant among them) set over the rest of the
-/// request, which the route says is in the body, in the query, or nowhere.
+/// request, which the route says is in the body (read strictly), in the query, or nowhere.
 fn params<T: DeserializeOwned>(
     route: &Route,
     found: &PathMatch,
     query: Option<&str>,
     body: &[u8],
 ) -> Result<T, Error> {
-    let fields: Vec<(&str, &str)> = found
-        .tenant
-        .as_deref()
-        .map(|t| ("tenant", t))
+    let mut obj = match route.rest {
+        Rest::Body => body_object(body)?,
+        Rest::Query => query_object(query),
+        Rest::None => Map::new(),
+    };
+    let tenant = found.tenant.as_deref().map(|t| ("tenant", t));
+    for (k, v) in tenant
         .into_iter()
         .chain(found.fields.iter().map(|(k, v)| (*k, v.as_str())))
-        .collect();
+    {
+        obj.insert(k.to_owned(), Value::String(v.to_owned()));
+    }
+    let value = Value::Object(obj);
     match route.rest {
-        Rest::Body => body_as(body, &fields),
-        Rest::Query => query_as(query, &fields),
-        Rest::None => query_as(None, &fields),
+        Rest::Body => a2a_core::strict::from_value(&value)
+            .map_err(|e| Error::new(ErrorKind::InvalidParams, format!("Invalid parameters: {e}"))),
+        _ => serde_json::from_value(value).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidParams,
+                format!("Invalid query parameters: {e}"),
+            )
+        }),
     }
 }
 

@@ -1,13 +1,13 @@
 //! [`ServerBuilder`]: the HTTP server's settings, around the handler's ([`HandlerBuilder`]).
 
 use super::{
-    DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_KEEP_ALIVE, Maintenance, Server,
-    default_max_connections,
+    AppState, DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_KEEP_ALIVE, HttpConfig,
+    Maintenance, Server, default_max_connections,
 };
-use crate::http::{AppState, CardCache, CardKeys, HttpConfig};
 use crate::auth::{Authenticator, DynAuthenticator, Principal};
 use crate::engine::{EventBus, Leases};
 use crate::handler::{BuildError, HandlerBuilder, RESUMABLE_STREAMS_EXTENSION};
+use crate::http::{CardCache, CardKeys};
 use crate::store::Store;
 use a2a_core::{
     AgentCard, AgentExtension, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC,

@@ -162,4 +162,3 @@ impl Drop for AbortOnDrop {
         self.0.abort();
     }
 }
-
