@@ -107,15 +107,14 @@ impl hyper::service::Service<http::Request<Incoming>> for Counted {
 
     fn call(&self, request: http::Request<Incoming>) -> Counting {
         let in_flight = InFlight::begin(&self.conn);
-        let grpc = output::is_grpc(&request);
         // At its output cap, the connection is answered without the request being served.
         if let Some(why) = self.conn.output().full() {
+            let grpc = output::is_grpc(request.headers());
             let refused = output::refusal(grpc, why, Stage::Before);
             return Counting {
                 response: None,
                 refused: Some(TrackedBody::refused(refused, in_flight)),
                 in_flight: None,
-                grpc,
             };
         }
         // The router is always ready; a clone is a reference count.
@@ -124,7 +123,6 @@ impl hyper::service::Service<http::Request<Incoming>> for Counted {
             response: Some(response),
             refused: None,
             in_flight: Some(in_flight),
-            grpc,
         }
     }
 }
@@ -135,7 +133,6 @@ struct Counting {
     response: Option<axum::routing::future::RouteFuture<Infallible>>,
     refused: Option<http::Response<TrackedBody<Body>>>,
     in_flight: Option<InFlight>,
-    grpc: bool,
 }
 
 impl Future for Counting {
@@ -156,6 +153,6 @@ impl Future for Counting {
             .in_flight
             .take()
             .expect("Counting polled after completion");
-        Poll::Ready(Ok(TrackedBody::admit(response, in_flight, self.grpc)))
+        Poll::Ready(Ok(TrackedBody::admit(response, in_flight)))
     }
 }
