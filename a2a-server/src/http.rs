@@ -33,7 +33,7 @@ impl Server {
     /// [`Server::upkeep`] (taken before this call) for the retention sweeps, or use
     /// [`Server::serve`], which runs both.
     /// Start-up recovery and the resumption of pending webhook deliveries run before the first
-    /// request either way ([`RequestHandler::recover`]).
+    /// request either way ([`RequestHandler::recover`](crate::RequestHandler::recover)).
     pub fn into_router(self) -> Router {
         let state = self.state;
         let card_routes = Router::new()
