@@ -121,6 +121,7 @@ mod http;
 pub mod postgres;
 pub mod push;
 pub mod serve;
+mod server;
 pub mod store;
 pub mod telemetry;
 #[cfg(feature = "testing")]
@@ -139,13 +140,13 @@ pub use handler::{
     ExtendedCardFn, HandlerBuilder, RESUMABLE_STREAMS_EXTENSION, RequestHandler, SendReply,
     StreamEvent, TaskReply,
 };
-pub use http::{
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
+pub use server::{
     DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder, ServerHandle, Upkeep,
     default_max_connections,
 };
-#[cfg(feature = "postgres")]
-pub use postgres::PgStore;
 #[cfg(feature = "sled")]
 pub use store::SledStore;
 pub use store::{

@@ -67,9 +67,11 @@
 //!   what it held is released.
 //! - **`TCP_NODELAY`**, so that small SSE writes are not held back by Nagle's algorithm.
 //! - **Shutdown** ([`Protections::shutdown_on`]): once the token is cancelled the listener
-//!   accepts nothing more, and whatever is still open [`shutdown_grace`](Protections::shutdown_grace)
-//!   later is closed. (`axum::serve`'s `with_graceful_shutdown` meanwhile lets in-flight
-//!   requests finish.)
+//!   accepts nothing more; a connection that serves no request any more is left a second to be
+//!   closed by the HTTP server (`axum::serve`'s `with_graceful_shutdown`, or
+//!   [`Server::serve`](crate::Server::serve), shuts each connection down gracefully, writing
+//!   what it holds: a stream's last chunk, a gRPC call's trailers) and then closed; whatever is
+//!   still open [`shutdown_grace`](Protections::shutdown_grace) later is closed.
 //!
 //! To close a connection its watcher makes the socket's reads return end-of-file and its
 //! writes fail, and wakes the connection's task: the HTTP server then drops the connection and
@@ -93,14 +95,15 @@ mod conn;
 mod layer;
 mod listener;
 mod output;
-mod server;
+mod run;
 
 pub(crate) use output::AnswerSize;
 pub use output::{default_max_output, default_max_output_per_connection};
 
+pub use crate::server::ServerHandle;
 pub use layer::{TrackRequests, TrackRequestsLayer, TrackedFuture};
 pub use listener::{Connection, ProtectedListener, ProtectedStream};
-pub use server::ServerHandle;
+pub(crate) use run::run;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

@@ -1,13 +1,18 @@
 //! Which binding a request is for, decided by one function, [`Binding::of`], that the
 //! authentication layer (to answer a refusal in the binding's own error form) and the dispatch
-//! both use.
+//! ([`Bindings`], the service behind them) both use.
 
 use super::grpc::ContentType;
 use super::jsonrpc::{self, Framing};
-use super::{AppState, grpc, rest};
+use super::{AppState, auth, grpc, rest};
 use axum::extract::Request;
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
 /// The listener a request came through, as far as the bindings go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,20 +60,6 @@ impl Binding {
         }
     }
 
-    /// Answers `request` on this binding.
-    pub(crate) async fn serve(self, state: &AppState, request: Request) -> Response {
-        match self {
-            // Boxed: the gRPC binding's future would make this one larger for every request.
-            Self::Grpc => Box::pin(grpc::serve(state, request)).await,
-            Self::JsonRpc if request.method() == Method::POST => {
-                jsonrpc::serve(state, request).await
-            }
-            Self::JsonRpc => jsonrpc::wrong_method(request.method()),
-            Self::HttpJson => rest::serve(state, request).await,
-            Self::Unsupported(why) => grpc::unsupported(why),
-        }
-    }
-
     /// The binding's answer to a request refused by authentication with `error` (an
     /// Unauthenticated or PermissionDenied error: HTTP 401 or 403), from the binding's one
     /// error renderer.
@@ -85,5 +76,49 @@ impl Binding {
             Self::HttpJson => rest::error_response(&error, None),
             Self::Unsupported(why) => grpc::unsupported(why),
         }
+    }
+}
+
+/// The service behind a door: each request is answered by the binding it is for. A tower
+/// service of its own rather than an axum handler: a request needs no extractor, and one box
+/// for its future.
+#[derive(Clone, Debug)]
+pub(crate) struct Bindings {
+    state: Arc<AppState>,
+    door: Door,
+}
+
+impl Bindings {
+    pub(crate) fn new(state: Arc<AppState>, door: Door) -> Self {
+        Self { state, door }
+    }
+}
+
+impl tower::Service<Request> for Bindings {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let state = self.state.clone();
+        let binding = Binding::of(&request, self.door);
+        Box::pin(async move {
+            let response = match binding {
+                // Boxed: the gRPC binding's future would make this one larger for every request.
+                Binding::Grpc => Box::pin(grpc::serve(&state, request)).await,
+                Binding::JsonRpc if request.method() == Method::POST => {
+                    jsonrpc::serve(&state, request).await
+                }
+                Binding::JsonRpc => jsonrpc::wrong_method(request.method()),
+                Binding::HttpJson => rest::serve(&state, request).await,
+                Binding::Unsupported(why) => grpc::unsupported(why),
+            };
+            // Every 401 and 403 a binding answers (an operation's too) gets its challenge here.
+            Ok(auth::challenge_of(binding, state.auth.as_deref(), response))
+        })
     }
 }

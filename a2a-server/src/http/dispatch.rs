@@ -1,8 +1,8 @@
 //! The operation table ([`a2a_core::for_each_operation!`]) applied to the handler: each
 //! operation is served by the [`RequestHandler`] method the table names ([`Handle`]), and
-//! [`visit`] turns a [`Method`] read off the wire into code generic over its operation. A
-//! binding is then one generic function (decode the request its way, call [`Handle::handle`],
-//! render the [`Answer`] its way) and a [`Visit`] that boxes it.
+//! [`dispatch`] turns a [`Method`] read off the wire into a [`Call`] generic over its
+//! operation. A binding is then one generic function (decode the request its way, call
+//! [`Handle::handle`], render the [`Answer`] its way) and the [`Call`] that names it.
 //!
 //! Requests are validated by the handler, at the entry of each operation, not here: a binding
 //! only decodes.
@@ -17,6 +17,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 use std::future::Future;
+use std::pin::Pin;
 
 /// What a handler method answers: one value, or a stream of events.
 pub(crate) enum Reply<T> {
@@ -154,17 +155,22 @@ pub(crate) trait Handle<O: Operation> {
     ) -> impl Future<Output = Result<impl Answer<O>, Error>> + Send + 'a;
 }
 
-/// Code generic over an operation that [`RequestHandler`] serves.
-pub(crate) trait Visit {
-    /// What the visit returns.
+/// A binding's call of an operation, generic over it, which [`dispatch`] runs for the operation
+/// a [`Method`] names.
+pub(crate) trait Call: Send {
+    /// What the call answers.
     type Output;
-    /// Runs for the operation `O`.
-    fn visit<O: Operation>(self) -> Self::Output
+    /// Calls the operation `O`.
+    fn call<O: Operation>(self) -> impl Future<Output = Self::Output> + Send
     where
         RequestHandler: Handle<O>;
 }
 
-/// For each entry of the table: `Handle` by the method it names, and [`visit`].
+/// A call's future, boxed: inline, the union of every operation's state would make a binding's
+/// future several kilobytes, which axum boxes and copies per request.
+pub(crate) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// For each entry of the table: `Handle` by the method it names, and [`dispatch`].
 macro_rules! served {
     ($(
         $(#[doc = $doc:literal])*
@@ -180,13 +186,16 @@ macro_rules! served {
             }
         })+
 
-        /// Runs `visitor` for the operation of `method`; `None` for a method of a newer
+        /// Runs `call` for the operation of `method`; MethodNotFound for a method of a newer
         /// a2a-core than this server was built with (the table makes both, so never).
-        pub(crate) fn visit<V: Visit>(method: Method, visitor: V) -> Option<V::Output> {
+        pub(crate) fn dispatch<'a, C: Call + 'a>(
+            method: Method,
+            call: C,
+        ) -> Result<Boxed<'a, C::Output>, Error> {
             match method {
-                $(Method::$op => Some(visitor.visit::<operation::$op>()),)+
+                $(Method::$op => Ok(Box::pin(call.call::<operation::$op>())),)+
                 #[allow(unreachable_patterns)]
-                _ => None,
+                _ => Err(Error::from_kind(ErrorKind::MethodNotFound)),
             }
         }
     };

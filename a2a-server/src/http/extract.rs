@@ -1,11 +1,15 @@
-//! What both bindings read from an HTTP request: the body (with a size limit), and the service
-//! parameters (`A2A-Version`, `A2A-Extensions`).
+//! What every binding reads from an HTTP request: the body (with a size limit), the service
+//! parameters (`A2A-Version`, `A2A-Extensions`) and the caller; and the activated extensions
+//! it answers with.
 
+use super::AppState;
 use crate::agent::ServiceParams;
+use crate::auth::Principal;
 use crate::handler::{CallContext, Version};
 use a2a_core::{Error, ErrorKind};
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::http::{Extensions, HeaderMap, HeaderName, HeaderValue};
+use axum::response::Response;
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 
@@ -128,13 +132,29 @@ pub(crate) fn negotiate(requested: Option<&str>) -> Result<Version, Error> {
     }
 }
 
-/// The `A2A-Extensions` response header listing the activated extensions, if any.
-pub(crate) fn extensions_header(active: &[String]) -> Option<HeaderValue> {
-    if active.is_empty() {
-        None
-    } else {
-        HeaderValue::from_str(&active.join(", ")).ok()
+/// A call's context: its service parameters and version ([`call_context`]) and its caller (the
+/// [`Principal`] the authentication layer recorded in the request's `extensions`), with the
+/// extensions it activates (for [`with_extensions`]).
+pub(crate) fn context(
+    state: &AppState,
+    headers: &HeaderMap,
+    extensions: &Extensions,
+    query: Option<&str>,
+) -> Result<(CallContext, Vec<String>), Error> {
+    let mut cx = call_context(headers, query)?;
+    cx.scope.owner = extensions.get::<Principal>().map(|p| p.0.clone());
+    let active = state.handler.activated_extensions(&cx)?;
+    Ok((cx, active))
+}
+
+/// `response` with the `A2A-Extensions` header listing the activated extensions, if any.
+pub(crate) fn with_extensions(mut response: Response, active: &[String]) -> Response {
+    if !active.is_empty()
+        && let Ok(v) = HeaderValue::from_str(&active.join(", "))
+    {
+        response.headers_mut().insert("a2a-extensions", v);
     }
+    response
 }
 
 /// Scopes the call to the tenant a request names (an empty one names none).

@@ -5,7 +5,7 @@
 //! a2a-core's proto mapping. Requests reach it on the HTTP port (any request whose
 //! `content-type` is `application/grpc` or `application/grpc+proto` is routed here, whatever
 //! its path) or on a listener of its own
-//! ([`ServerBuilder::grpc_listener`](super::ServerBuilder::grpc_listener)).
+//! ([`ServerBuilder::grpc_listener`](crate::ServerBuilder::grpc_listener)).
 //!
 //! Metadata carries the service parameters (`a2a-version`, `a2a-extensions`), the credentials
 //! (`authorization`, or an API key under the header name the card declares; checked by the
@@ -14,9 +14,9 @@
 //! with a `google.rpc.Status` holding the ErrorInfo in `grpc-status-details-bin`.
 
 use super::AppState;
-use super::dispatch::{self, Answer, Handle, Reply, Visit};
-use super::extract::{call_context, extensions_header, scope_to_tenant};
-use crate::auth::{Granted, Principal};
+use super::dispatch::{self, Answer, Call, Handle, Reply};
+use super::extract::{context, scope_to_tenant, with_extensions};
+use crate::auth::Granted;
 use crate::handler::{CallContext, RequestHandler, StreamEvent};
 use crate::telemetry::{Failed, called};
 use a2a_core::operation::Operation;
@@ -29,7 +29,6 @@ use bytes::Bytes;
 use futures::StreamExt as _;
 use serde::Serialize;
 use std::future::Future;
-use std::pin::Pin;
 use tonic::server::Grpc;
 
 /// What a request's `content-type` means to this binding.
@@ -107,12 +106,11 @@ pub(crate) async fn serve(state: &AppState, request: axum::extract::Request) -> 
         );
         return status_response(&error);
     };
-    let cx = match context(state, &request, method) {
-        Ok(cx) => cx,
-        Err(e) => return status_response(&e),
-    };
-    let active = match state.handler.activated_extensions(&cx) {
-        Ok(a) => a,
+    let granted = request.extensions().get::<Granted>();
+    let (cx, active) = match super::auth::authorize(state, granted, method)
+        .and_then(|()| context(state, request.headers(), request.extensions(), None))
+    {
+        Ok(c) => c,
         Err(e) => return status_response(&e),
     };
     // (As on the other bindings: a call refused before this, for its credentials or
@@ -167,7 +165,7 @@ pub(crate) async fn serve(state: &AppState, request: axum::extract::Request) -> 
         });
         grpc.unary(call, request).await
     };
-    let mut response = match tonic::Status::from_header_map(response.headers()) {
+    let response = match tonic::Status::from_header_map(response.headers()) {
         // tonic's refusal of an oversized message (no error of the table is OUT_OF_RANGE, and
         // each carries its details), answered from the error table: RESOURCE_EXHAUSTED, as
         // gRPC says, the limit stated with the frame's 5 bytes as on the other bindings.
@@ -183,10 +181,7 @@ pub(crate) async fn serve(state: &AppState, request: axum::extract::Request) -> 
         }
         _ => response.map(Body::new),
     };
-    if let Some(v) = extensions_header(&active) {
-        response.headers_mut().insert("a2a-extensions", v);
-    }
-    response
+    with_extensions(response, &active)
 }
 
 fn served_twice() -> tonic::Status {
@@ -209,19 +204,6 @@ fn encode<T: Serialize + ?Sized>(value: &T, ty: &'static MessageType) -> Result<
         Error::new(ErrorKind::Internal, format!("response not encodable: {e}"))
     })?;
     Ok(Bytes::from(buf))
-}
-
-/// The call's context (its caller and service parameters), or the error to answer with.
-fn context(
-    state: &AppState,
-    request: &axum::extract::Request,
-    method: Method,
-) -> Result<CallContext, Error> {
-    let extensions = request.extensions();
-    super::auth::authorize(state, extensions.get::<Granted>(), method)?;
-    let mut cx = call_context(request.headers(), None)?;
-    cx.scope.owner = extensions.get::<Principal>().map(|p| p.0.clone());
-    Ok(cx)
 }
 
 /// What a call answers: one message (unframed), or the events of a stream.
@@ -252,24 +234,21 @@ fn render<O: Operation, A: Answer<O>>(answer: A) -> Result<Answered, Error> {
     }
 }
 
-/// Each operation's call is boxed, as on the other bindings.
-type Call<'a> = Pin<Box<dyn Future<Output = Result<Answered, Error>> + Send + 'a>>;
-
-/// Dispatches a call to its operation ([`dispatch::visit`]).
-struct Dispatch<'a> {
+/// A call of an operation with its request message ([`call`]).
+struct Message<'a> {
     handler: &'a RequestHandler,
     cx: CallContext,
     bytes: Bytes,
 }
 
-impl<'a> Visit for Dispatch<'a> {
-    type Output = Call<'a>;
+impl Call for Message<'_> {
+    type Output = Result<Answered, Error>;
 
-    fn visit<O: Operation>(self) -> Call<'a>
+    fn call<O: Operation>(self) -> impl Future<Output = Self::Output> + Send
     where
         RequestHandler: Handle<O>,
     {
-        Box::pin(call::<O>(self.handler, self.cx, self.bytes))
+        call::<O>(self.handler, self.cx, self.bytes)
     }
 }
 
@@ -280,11 +259,7 @@ async fn answer(
     method: Method,
     bytes: Bytes,
 ) -> Result<Answered, Error> {
-    let call = Dispatch { handler, cx, bytes };
-    match dispatch::visit(method, call) {
-        Some(call) => call.await,
-        None => Err(Error::from_kind(ErrorKind::MethodNotFound)),
-    }
+    dispatch::dispatch(method, Message { handler, cx, bytes })?.await
 }
 
 /// A unary or a streaming operation answered the other way (the table says which each is).

@@ -4,8 +4,8 @@
 //! are served directly, v0.3 names (`message/send`, …) through a2a-core's translation, so v0.3
 //! clients, which send no version, work unchanged.
 
-use super::dispatch::{self, Answer, Handle, Reply, Visit};
-use super::extract::{call_context, extensions_header, read_body, scope_to_tenant};
+use super::dispatch::{self, Answer, Call, Handle, Reply};
+use super::extract::{context, read_body, scope_to_tenant, with_extensions};
 use super::{AppState, sse};
 use crate::handler::{CallContext, RequestHandler, StreamEvent, Version};
 use crate::telemetry::{Failed, called};
@@ -18,21 +18,13 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value;
 use std::future::Future;
-use std::pin::Pin;
 
 fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
-    // Sized for a typical task: serializing into a growing empty vector reallocates and copies
-    // several times.
-    let mut bytes = Vec::with_capacity(2048);
-    match serde_json::to_writer(&mut bytes, body) {
-        Ok(()) => {
-            super::bytes_response(status, HeaderValue::from_static("application/json"), bytes)
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "a JSON-RPC response failed to serialize");
-            StatusCode::INTERNAL_SERVER_ERROR.into_response()
-        }
-    }
+    let json = HeaderValue::from_static("application/json");
+    super::json_response(status, json, body).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "a JSON-RPC response failed to serialize");
+        StatusCode::INTERNAL_SERVER_ERROR.into_response()
+    })
 }
 
 /// How an error is answered, besides its JSON-RPC error response.
@@ -111,44 +103,32 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
         }
     };
     let id = req.id.clone();
-    let cx = match call_context(headers, parts.uri.query()) {
-        Ok(mut c) => {
-            c.scope.owner = parts
-                .extensions
-                .get::<crate::auth::Principal>()
-                .map(|p| p.0.clone());
-            c
-        }
+    let (cx, active) = match context(state, headers, &parts.extensions, parts.uri.query()) {
+        Ok(c) => c,
         Err(e) => return error_response(id, e, Framing::Call),
     };
-    let handler = &state.handler;
-    let active = match handler.activated_extensions(&cx) {
-        Ok(a) => a,
-        Err(e) => return error_response(id, e, Framing::Call),
-    };
-    let granted = parts.extensions.get::<crate::auth::Granted>();
-    let refused = |method| {
-        let e = super::auth::authorize(state, granted, method).err()?;
-        Some(error_response(
-            id.clone(),
-            e,
-            Framing::Status(StatusCode::FORBIDDEN),
-        ))
-    };
-    let mut response = match method_of(&req.method, cx.version) {
+    let response = match method_of(&req.method, cx.version) {
         Ok((method, v03)) => {
             called(method);
-            match refused(method) {
-                Some(r) => r,
-                None => dispatch(state, cx, method, &req, v03).await,
+            let granted = parts.extensions.get::<crate::auth::Granted>();
+            let rpc = Rpc {
+                state,
+                cx,
+                req: &req,
+                v03,
+            };
+            if let Err(e) = super::auth::authorize(state, granted, method) {
+                error_response(id, e, Framing::Status(StatusCode::FORBIDDEN))
+            } else {
+                match dispatch::dispatch(method, rpc) {
+                    Ok(call) => call.await,
+                    Err(e) => error_response(id, e, Framing::Call),
+                }
             }
         }
         Err(e) => error_response(id, e, Framing::Call),
     };
-    if let Some(v) = extensions_header(&active) {
-        response.headers_mut().insert("a2a-extensions", v);
-    }
-    response
+    with_extensions(response, &active)
 }
 
 /// The operation a JSON-RPC method names in the requested protocol version (whether it is
@@ -178,128 +158,74 @@ fn method_of(name: &str, version: Version) -> Result<(Method, bool), Error> {
     })
 }
 
-/// A v1.0 call of the operation `O`: decode the params, scope the call to their tenant, call
-/// the handler (which validates them), answer.
-async fn call_v1<O: Operation>(state: &AppState, mut cx: CallContext, req: &RawRequest) -> Response
-where
-    RequestHandler: Handle<O>,
-{
-    let id = req.id.clone();
-    let p: O::Request = match req.params_as() {
-        Ok(p) => p,
-        Err(e) => return error_response(id, e, Framing::Call),
-    };
-    scope_to_tenant(&p, &mut cx);
-    match state.handler.handle(&cx, p).await.map(Answer::into_reply) {
-        Ok(Reply::Unary(r)) => json_response(StatusCode::OK, &RpcResponse::result(id, r)),
-        Ok(Reply::Stream(events)) => stream_v1(state, id, events),
-        Err(e) => error_response(id, e, Framing::Call),
-    }
-}
-
-/// A v0.3 call of the operation `O`: the params and the result through the table's v0.3 codec
-/// of `O`.
-async fn call_v03<O: Operation>(state: &AppState, mut cx: CallContext, req: &RawRequest) -> Response
-where
-    RequestHandler: Handle<O>,
-{
-    let id = req.id.clone();
-    cx.v03 = true;
-    let p = match O::decode_v03_params(&req.params_value()) {
-        Ok(p) => p,
-        Err(e) => return error_response(id, e, Framing::Call),
-    };
-    match state
-        .handler
-        .handle(&cx, p)
-        .await
-        .map(Answer::into_v03_reply)
-    {
-        Ok(Reply::Unary(r)) => json_response(StatusCode::OK, &RpcResponse::result(id, r)),
-        Ok(Reply::Stream(events)) => stream_v03(state, id, events),
-        Err(e) => stream_or_call(O::STREAMING, id, e),
-    }
-}
-
-/// Each operation's call is boxed: inline, the union of every operation's state would make the
-/// binding's future several kilobytes, which axum boxes and copies per request.
-type Call<'a> = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
-
-/// Dispatches a v1.0 (or, with `v03`, a v0.3) call to its operation.
-struct Dispatch<'a> {
+/// A call of an operation in the version the request asked for ([`call`]).
+struct Rpc<'a> {
     state: &'a AppState,
     cx: CallContext,
     req: &'a RawRequest,
     v03: bool,
 }
 
-impl<'a> Visit for Dispatch<'a> {
-    type Output = Call<'a>;
+impl Call for Rpc<'_> {
+    type Output = Response;
 
-    fn visit<O: Operation>(self) -> Call<'a>
+    fn call<O: Operation>(self) -> impl Future<Output = Response> + Send
     where
         RequestHandler: Handle<O>,
     {
-        if self.v03 {
-            Box::pin(call_v03::<O>(self.state, self.cx, self.req))
-        } else {
-            Box::pin(call_v1::<O>(self.state, self.cx, self.req))
-        }
+        call::<O>(self)
     }
 }
 
-async fn dispatch(
-    state: &AppState,
-    cx: CallContext,
-    method: Method,
-    req: &RawRequest,
-    v03: bool,
-) -> Response {
-    let call = Dispatch {
+/// A call of the operation `O`: decode the params (v1.0 ones scoped to their tenant; v0.3 ones
+/// through the table's v0.3 codec of `O`), call the handler (which validates them), answer in
+/// the request's version.
+async fn call<O: Operation>(rpc: Rpc<'_>) -> Response
+where
+    RequestHandler: Handle<O>,
+{
+    let Rpc {
         state,
-        cx,
+        mut cx,
         req,
         v03,
+    } = rpc;
+    let id = req.id.clone();
+    cx.v03 = v03;
+    let params = if v03 {
+        O::decode_v03_params(&req.params_value())
+    } else {
+        req.params_as()
+            .inspect(|p: &O::Request| scope_to_tenant(p, &mut cx))
     };
-    match dispatch::visit(method, call) {
-        Some(call) => call.await,
-        None => error_response(
-            req.id.clone(),
-            Error::from_kind(ErrorKind::MethodNotFound),
-            Framing::Call,
-        ),
+    let p = match params {
+        Ok(p) => p,
+        Err(e) => return error_response(id, e, Framing::Call),
+    };
+    match state.handler.handle(&cx, p).await {
+        Ok(answer) if v03 => respond(state, id, answer.into_v03_reply(), true),
+        Ok(answer) => respond(state, id, answer.into_reply(), false),
+        Err(e) if v03 && O::STREAMING => error_response(id, e, Framing::V03Stream),
+        Err(e) => error_response(id, e, Framing::Call),
     }
 }
 
-fn stream_v1(state: &AppState, id: Id, events: crate::EventStream) -> Response {
-    sse::respond(
-        events,
-        state.config.keep_alive,
-        move |e: &StreamEvent, out| {
-            serde_json::to_writer(out, &RpcResponse::result(id.clone(), &e.event))
-        },
-    )
-}
-
-/// A handler's error: for a v0.3 streaming call, framed as the event stream v0.3 clients read.
-fn stream_or_call(streaming: bool, id: Id, e: Error) -> Response {
-    let framing = if streaming {
-        Framing::V03Stream
-    } else {
-        Framing::Call
+/// A call's answer: a result response, or an event stream of result responses (each event in
+/// its v0.3 form with `v03`).
+fn respond<T: Serialize>(state: &AppState, id: Id, reply: Reply<T>, v03: bool) -> Response {
+    let events = match reply {
+        Reply::Unary(r) => return json_response(StatusCode::OK, &RpcResponse::result(id, r)),
+        Reply::Stream(events) => events,
     };
-    error_response(id, e, framing)
-}
-
-fn stream_v03(state: &AppState, id: Id, events: crate::EventStream) -> Response {
     sse::respond(
         events,
         state.config.keep_alive,
-        move |e: &StreamEvent, out| {
-            serde_json::to_writer(
+        move |e: &StreamEvent, out| match v03 {
+            true => serde_json::to_writer(
                 out,
                 &RpcResponse::result(id.clone(), v03::encode_stream_event(&e.event)),
-            )
+            ),
+            false => serde_json::to_writer(out, &RpcResponse::result(id.clone(), &e.event)),
         },
     )
 }

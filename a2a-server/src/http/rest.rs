@@ -7,8 +7,8 @@
 //! Errors are `google.rpc.Status` bodies with the v1.0.1 HTTP status codes, rendered by
 //! [`error_response`] alone.
 
-use super::dispatch::{self, Answer, Handle, Reply, Visit};
-use super::extract::{call_context, extensions_header, read_body};
+use super::dispatch::{self, Answer, Call, Handle, Reply};
+use super::extract::{context, read_body, with_extensions};
 use super::{AppState, sse};
 use crate::handler::{CallContext, RequestHandler, StreamEvent};
 use crate::telemetry::{Failed, called};
@@ -21,7 +21,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::future::Future;
-use std::pin::Pin;
 
 const A2A_JSON: HeaderValue = HeaderValue::from_static("application/a2a+json");
 
@@ -40,7 +39,8 @@ pub(crate) fn error_response(error: &Error, allow: Option<&str>) -> Response {
             StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
         }
     };
-    let mut response = super::bytes_response(status, A2A_JSON, body.to_string().into_bytes());
+    // (A `Value` always serializes.)
+    let mut response = super::json_response(status, A2A_JSON, &body).unwrap_or_default();
     if let Some(allow) = allow.and_then(|a| HeaderValue::from_str(a).ok()) {
         response.headers_mut().insert(header::ALLOW, allow);
     }
@@ -57,42 +57,33 @@ pub(crate) fn method_not_allowed(allowed: &str) -> Response {
 }
 
 fn ok<T: Serialize>(value: &T) -> Response {
-    match serde_json::to_vec(value) {
-        Ok(bytes) => super::bytes_response(StatusCode::OK, A2A_JSON, bytes),
-        Err(e) => error_response(
-            &Error::new(
-                ErrorKind::Internal,
-                format!("the response failed to serialize: {e}"),
-            ),
-            None,
-        ),
+    super::json_response(StatusCode::OK, A2A_JSON, value).unwrap_or_else(|e| {
+        let error = format!("the response failed to serialize: {e}");
+        error_response(&Error::new(ErrorKind::Internal, error), None)
+    })
+}
+
+/// A JSON body as an object (an empty body reads as `{}`).
+fn body_object(bytes: &[u8]) -> Result<Map<String, Value>, Error> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Object(obj)) => Ok(obj),
+        Ok(_) => Err(Error::new(
+            ErrorKind::InvalidRequest,
+            "The body must be a JSON object",
+        )),
+        Err(e) => Err(Error::new(
+            ErrorKind::ParseError,
+            format!("Invalid JSON payload: {e}"),
+        )),
     }
 }
 
-/// Parses a JSON body (an empty body reads as `{}`), then sets the path-bound fields.
-fn body_as<T: DeserializeOwned>(bytes: &[u8], path_fields: &[(&str, &str)]) -> Result<T, Error> {
-    let mut value: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
-        Value::Object(Map::new())
-    } else {
-        serde_json::from_slice(bytes)
-            .map_err(|e| Error::new(ErrorKind::ParseError, format!("Invalid JSON payload: {e}")))?
-    };
-    let obj = value
-        .as_object_mut()
-        .ok_or_else(|| Error::new(ErrorKind::InvalidRequest, "The body must be a JSON object"))?;
-    for (k, v) in path_fields {
-        obj.insert((*k).to_owned(), Value::String((*v).to_owned()));
-    }
-    a2a_core::strict::from_value(&value)
-        .map_err(|e| Error::new(ErrorKind::InvalidParams, format!("Invalid parameters: {e}")))
-}
-
-/// Reads query parameters into a JSON object (booleans and repeated keys handled), then sets
-/// the path-bound fields.
-fn query_as<T: DeserializeOwned>(
-    query: Option<&str>,
-    path_fields: &[(&str, &str)],
-) -> Result<T, Error> {
+/// Query parameters as a JSON object (`true` and `false` as booleans; the last of repeated
+/// keys).
+fn query_object(query: Option<&str>) -> Map<String, Value> {
     let mut obj = Map::new();
     for pair in query
         .unwrap_or_default()
@@ -111,36 +102,39 @@ fn query_as<T: DeserializeOwned>(
         };
         obj.insert(k, value);
     }
-    for (k, v) in path_fields {
-        obj.insert((*k).to_owned(), Value::String((*v).to_owned()));
-    }
-    serde_json::from_value(Value::Object(obj)).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidParams,
-            format!("Invalid query parameters: {e}"),
-        )
-    })
+    obj
 }
 
 /// A request's parameters: the path's fields (the tenant among them) set over the rest of the
-/// request, which the route says is in the body, in the query, or nowhere.
+/// request, which the route says is in the body (read strictly), in the query, or nowhere.
 fn params<T: DeserializeOwned>(
     route: &Route,
     found: &PathMatch,
     query: Option<&str>,
     body: &[u8],
 ) -> Result<T, Error> {
-    let fields: Vec<(&str, &str)> = found
-        .tenant
-        .as_deref()
-        .map(|t| ("tenant", t))
+    let mut obj = match route.rest {
+        Rest::Body => body_object(body)?,
+        Rest::Query => query_object(query),
+        Rest::None => Map::new(),
+    };
+    let tenant = found.tenant.as_deref().map(|t| ("tenant", t));
+    for (k, v) in tenant
         .into_iter()
         .chain(found.fields.iter().map(|(k, v)| (*k, v.as_str())))
-        .collect();
+    {
+        obj.insert(k.to_owned(), Value::String(v.to_owned()));
+    }
+    let value = Value::Object(obj);
     match route.rest {
-        Rest::Body => body_as(body, &fields),
-        Rest::Query => query_as(query, &fields),
-        Rest::None => query_as(None, &fields),
+        Rest::Body => a2a_core::strict::from_value(&value)
+            .map_err(|e| Error::new(ErrorKind::InvalidParams, format!("Invalid parameters: {e}"))),
+        _ => serde_json::from_value(value).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidParams,
+                format!("Invalid query parameters: {e}"),
+            )
+        }),
     }
 }
 
@@ -160,18 +154,8 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
         return error_response(&error, None);
     };
     let query = parts.uri.query();
-    let cx = match call_context(&parts.headers, query) {
-        Ok(mut c) => {
-            c.scope.owner = parts
-                .extensions
-                .get::<crate::auth::Principal>()
-                .map(|p| p.0.clone());
-            c.with_tenant(found.tenant.clone())
-        }
-        Err(e) => return error_response(&e, None),
-    };
-    let active = match state.handler.activated_extensions(&cx) {
-        Ok(a) => a,
+    let (cx, active) = match context(state, &parts.headers, &parts.extensions, query) {
+        Ok((cx, active)) => (cx.with_tenant(found.tenant.clone()), active),
         Err(e) => return error_response(&e, None),
     };
     let bytes = if parts.method == axum::http::Method::POST {
@@ -190,34 +174,55 @@ pub(crate) async fn serve(state: &AppState, request: Request) -> Response {
             return error_response(&e, None);
         }
     }
-    let mut response = match route {
+    let response = match route {
         Some(route) => {
             called(route.method);
-            dispatch(Call {
+            let call = Routed {
                 state,
                 cx: &cx,
                 route,
                 found: &found,
                 query,
                 body: &bytes,
-            })
-            .await
+            };
+            match dispatch::dispatch(route.method, call) {
+                Ok(call) => call.await,
+                Err(e) => error_response(&e, None),
+            }
         }
         None => method_not_allowed(&found.allow()),
     };
-    if let Some(v) = extensions_header(&active) {
-        response.headers_mut().insert("a2a-extensions", v);
+    with_extensions(response, &active)
+}
+
+/// What a call of an operation needs ([`call`]).
+struct Routed<'a> {
+    state: &'a AppState,
+    cx: &'a CallContext,
+    route: &'a Route,
+    found: &'a PathMatch,
+    query: Option<&'a str>,
+    body: &'a [u8],
+}
+
+impl Call for Routed<'_> {
+    type Output = Response;
+
+    fn call<O: Operation>(self) -> impl Future<Output = Response> + Send
+    where
+        RequestHandler: Handle<O>,
+    {
+        call::<O>(self)
     }
-    response
 }
 
 /// A call of the operation `O`: its request read from the path, the query or the body as the
 /// route says, the handler called (it validates the request), the answer written.
-async fn call<O: Operation>(call: Call<'_>) -> Response
+async fn call<O: Operation>(call: Routed<'_>) -> Response
 where
     RequestHandler: Handle<O>,
 {
-    let Call {
+    let Routed {
         state,
         cx,
         route,
@@ -233,35 +238,5 @@ where
         Ok(Reply::Unary(r)) => ok(&r),
         Ok(Reply::Stream(events)) => stream(state, events),
         Err(e) => error_response(&e, None),
-    }
-}
-
-/// What a call needs; dispatched to its operation, each operation's call boxed, so that the
-/// binding's future stays small (see the JSON-RPC binding).
-struct Call<'a> {
-    state: &'a AppState,
-    cx: &'a CallContext,
-    route: &'a Route,
-    found: &'a PathMatch,
-    query: Option<&'a str>,
-    body: &'a [u8],
-}
-
-impl<'a> Visit for Call<'a> {
-    type Output = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
-
-    fn visit<O: Operation>(self) -> Self::Output
-    where
-        RequestHandler: Handle<O>,
-    {
-        Box::pin(call::<O>(self))
-    }
-}
-
-async fn dispatch(call: Call<'_>) -> Response {
-    let method = call.route.method;
-    match dispatch::visit(method, call) {
-        Some(call) => call.await,
-        None => error_response(&Error::from_kind(ErrorKind::MethodNotFound), None),
     }
 }

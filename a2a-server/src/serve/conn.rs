@@ -255,7 +255,8 @@ impl ConnState {
 }
 
 /// Watches one connection until its socket is dropped, and closes it when a rule says so (see
-/// the module's notes), or, once `shutdown` is cancelled, as soon as it serves no request.
+/// the module's notes), or, once `shutdown` is cancelled, [`FLUSH_GRACE`] after it last served
+/// a request, unless the HTTP server closed it first.
 pub(crate) async fn watch(
     conn: std::sync::Arc<ConnState>,
     timeouts: Timeouts,
@@ -267,6 +268,12 @@ pub(crate) async fn watch(
             None => std::future::pending().await,
         }
         drained(&conn).await;
+        // A response body's end is not yet on the wire: hyper, shutting the connection down
+        // gracefully (`Server::serve`, or `axum::serve` with `with_graceful_shutdown`), still
+        // writes what it holds (a stream's last chunk, a gRPC call's trailers, HTTP/2's
+        // `GOAWAY`), then closes the connection itself, which ends this watch. Closed before,
+        // the client would lose that end.
+        tokio::time::sleep(FLUSH_GRACE).await;
     };
     let closing = tokio::select! {
         closing = rules(&conn, timeouts) => closing.as_str(),
@@ -276,6 +283,11 @@ pub(crate) async fn watch(
     tracing::debug!(reason = closing, "closing a connection");
     conn.close();
 }
+
+/// How long, shutting down, a connection that serves no more requests is left to the HTTP server
+/// to close before its watcher closes it: an HTTP server that does not shut its connections
+/// down gracefully leaves them open.
+const FLUSH_GRACE: Duration = Duration::from_secs(1);
 
 /// How often a connection is looked at while shutting down, until it serves no request.
 const DRAIN_TICK: Duration = Duration::from_millis(10);

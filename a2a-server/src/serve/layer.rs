@@ -78,15 +78,14 @@ where
             .extensions()
             .get::<ConnectInfo<Connection>>()
             .map(|ConnectInfo(c)| InFlight::begin(&c.conn));
-        let grpc = output::is_grpc(&request);
         // At its output cap, the connection is answered without the request being served.
         let full = in_flight.as_ref().and_then(|f| f.0.output().full());
-        let refused = full.map(|why| output::refusal(grpc, why, Stage::Before));
+        let grpc = || output::is_grpc(request.headers());
+        let refused = full.map(|why| output::refusal(grpc(), why, Stage::Before));
         TrackedFuture {
             response: refused.is_none().then(|| self.inner.call(request)),
             refused,
             in_flight,
-            grpc,
         }
     }
 }
@@ -98,7 +97,6 @@ pin_project_lite::pin_project! {
         response: Option<F>,
         refused: Option<axum::response::Response>,
         in_flight: Option<InFlight>,
-        grpc: bool,
     }
 }
 
@@ -132,7 +130,7 @@ where
             // The body is boxed again (a `Body` is a box): the price of a layer that fits
             // any router. `Server::serve` counts requests without it.
             Some(in_flight) => {
-                TrackedBody::admit(response.map(Body::new), in_flight, *this.grpc).map(Body::new)
+                TrackedBody::admit(response.map(Body::new), in_flight).map(Body::new)
             }
             None => response.map(Body::new),
         }))
@@ -154,11 +152,10 @@ pin_project_lite::pin_project! {
 impl TrackedBody<Body> {
     /// The router's `response` to a request in flight, its output counted on the request's
     /// connection: or, when that would pass an output cap, the refusal in its place (the
-    /// answer dropped at once).
+    /// answer dropped at once; a gRPC status for a gRPC answer).
     pub(crate) fn admit(
         response: http::Response<Body>,
         in_flight: InFlight,
-        grpc: bool,
     ) -> http::Response<Self> {
         let size = output::size_of(&response);
         let conn = in_flight.0.clone();
@@ -170,6 +167,7 @@ impl TrackedBody<Body> {
             }),
             Err(why) => {
                 tracing::debug!(bytes = size, ?why, "an answer refused at the output cap");
+                let grpc = output::is_grpc(response.headers());
                 output::refusal(grpc, why, Stage::After).map(|body| Self {
                     body,
                     in_flight: Some(in_flight),

@@ -2,11 +2,12 @@
 
 use super::{
     AppState, DEFAULT_BODY_LIMIT, DEFAULT_DEDUP_WINDOW, DEFAULT_KEEP_ALIVE, HttpConfig,
-    Maintenance, Server, card, default_max_connections,
+    Maintenance, Server, default_max_connections,
 };
 use crate::auth::{Authenticator, DynAuthenticator, Principal};
 use crate::engine::{EventBus, Leases};
 use crate::handler::{BuildError, HandlerBuilder, RESUMABLE_STREAMS_EXTENSION};
+use crate::http::{CardCache, CardKeys};
 use crate::store::Store;
 use a2a_core::{
     AgentCard, AgentExtension, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC,
@@ -403,10 +404,10 @@ impl ServerBuilder {
 
     /// The card's signing keys, each naming the served JWK set as its `jku` unless it names
     /// its own.
-    fn signing(&mut self, url: &str) -> card::CardKeys {
+    fn signing(&mut self, url: &str) -> CardKeys {
         #[cfg(feature = "trust")]
         {
-            let jku = format!("{url}{}", card::JWKS_PATH);
+            let jku = format!("{url}{}", crate::http::JWKS_PATH);
             let keys = std::mem::take(&mut self.card_signing)
                 .into_iter()
                 .map(|k| match k.jku() {
@@ -414,12 +415,12 @@ impl ServerBuilder {
                     None => k.with_jku(jku.clone()),
                 })
                 .collect();
-            card::CardKeys::new(keys)
+            CardKeys::new(keys)
         }
         #[cfg(not(feature = "trust"))]
         {
             let _ = url;
-            card::CardKeys::default()
+            CardKeys::default()
         }
     }
 
@@ -497,7 +498,7 @@ impl ServerBuilder {
             state: Arc::new(AppState {
                 auth: self.auth,
                 anonymous: self.anonymous,
-                card: card::CardCache::new(&handler.card, &signing),
+                card: CardCache::new(&handler.card, &signing),
                 jwks: signing.jwks(),
                 handler,
                 maintenance: Maintenance {
