@@ -1,6 +1,40 @@
-//! A task's [`Outbox`]: its broadcast, and the changes written but not yet durable. A change
-//! reaches subscribers (and the bus, and webhook delivery) only once a flush covers it, and
-//! changes are published in sequence order, each once: "durable before visible".
+//! A task's [`Outbox`]: its broadcast, and the changes not yet revealed. A change reaches
+//! subscribers (and the bus, and webhook delivery) only once durable, and changes are published
+//! in sequence order, each once: "durable before revealed".
+//!
+//! **Write-behind until the first reveal** (on a store that one process writes and that
+//! flushes, [`TaskStore::flushes`](crate::store::TaskStore::flushes): sled). What must hold is
+//! that nobody learns of a change a crash can take back; not that each change is its own
+//! durable write. So an agent's change is checked, numbered (its sequence number, the task's
+//! version and 1.1 `generation`, is assigned here, in memory, one more than the last) and queued,
+//! and nothing is written. The queued changes are written to the store in one batch
+//! ([`TaskStore::write_batch`](crate::store::TaskStore::write_batch): events, then one value),
+//! flushed (one flush, shared with every other task's by group commit), then published, at the
+//! first *reveal*:
+//!
+//! - a change that ends a blocking wait (a terminal or interrupted state): the answer to a
+//!   blocking `SendMessage`, and the agent's call returns once it is durable;
+//! - while anyone watches the task as it goes ([`Outbox::watch`]: a streaming send, a
+//!   `SubscribeToTask`, a `returnImmediately` send, a webhook registration): each change, in the
+//!   background, as before write-behind;
+//! - a `GetTask` or `ListTasks` (from any caller) that would read the task: the engine writes
+//!   the task's queue first (`Engine::read`, `Engine::list`);
+//! - the agent asking for it before it acts outside the server (`TaskEvents::flush`);
+//! - the end of the execution (its wrap-up), and a change made when no execution runs (a
+//!   cancel): written at once;
+//! - [`PENDING_MAX`] changes queued: written in the background, so the queue stays bounded.
+//!
+//! The versions stay gap-free and are never reused: only this process writes the store, the
+//! cell is the task's only writer, and a batch is written with the version it continues
+//! (checked by the store) before its changes are published. A crash before a reveal loses what
+//! no one saw: the task as far as its last reveal (for a task never revealed, the task itself;
+//! its message claim may survive, and a retried send is then answered with whatever of the task
+//! was written, else runs the agent again). A task born and finished inside one blocking
+//! `SendMessage` is one batch and one flush.
+//!
+//! On a store whose writes are durable when they return (memory, PostgreSQL, which several
+//! replicas share and so must see each version as it is written), each change is written and
+//! published at once, as before.
 
 use super::super::Engine;
 use crate::store::{StoreError, StoredTask};
