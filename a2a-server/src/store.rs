@@ -104,6 +104,16 @@ pub struct LoggedEvent {
     pub event: StreamResponse,
 }
 
+/// One change of a [`TaskStore::write_batch`]: the task after it, and the event announcing it
+/// (`None` for the creation, whose event is the task).
+#[derive(Clone, Copy, Debug)]
+pub struct BatchWrite<'a> {
+    /// The task after the change.
+    pub task: &'a Arc<Task>,
+    /// The event announcing it; `None` for the creation.
+    pub event: Option<&'a StreamResponse>,
+}
+
 /// What a `messageId` was used for, to answer a retried `SendMessage` the same way
 /// (idempotent sends).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -360,6 +370,33 @@ pub trait TaskStore: Send + Sync + 'static {
         expected_version: u64,
         event: &StreamResponse,
     ) -> Result<StoredTask, StoreError>;
+
+    /// Writes consecutive changes of one task together: `changes[i]` at version `base + i + 1`,
+    /// the first replacing version `base` (0: the first creates the task, in `scope`, and has
+    /// no event: its event is the task). The engine writes so the changes that nobody has seen
+    /// yet (write-behind, see `engine/cell/outbox.rs`), on a store that flushes.
+    ///
+    /// A store may write the batch as it likes, as long as a crash keeps a prefix of it (the
+    /// sled store writes the events, then one value); each task must be the one before it with
+    /// the event applied, as for [`TaskStore::update`]. The default writes each change with
+    /// [`TaskStore::create`] and [`TaskStore::update`]: correct, and as costly as those.
+    async fn write_batch(
+        &self,
+        scope: &Scope,
+        base: u64,
+        changes: &[BatchWrite<'_>],
+    ) -> Result<(), StoreError> {
+        let mut version = base;
+        for change in changes {
+            version = match change.event {
+                None if version == 0 => self.create(change.task.clone(), scope.clone()).await?,
+                None => return Err(StoreError::AlreadyExists(change.task.id.clone())),
+                Some(event) => self.update(change.task.clone(), version, event).await?,
+            }
+            .version;
+        }
+        Ok(())
+    }
 
     /// Up to `limit` events of the task's log with `seq > after`, in order.
     async fn events(

@@ -42,7 +42,9 @@
 
 use super::index::{self, Counts, Listed};
 use super::lease::DeliveryLeases;
-use super::{ListPage, ListQuery, LoggedEvent, Scope, StoreError, StoredTask, TaskStore};
+use super::{
+    BatchWrite, ListPage, ListQuery, LoggedEvent, Scope, StoreError, StoredTask, TaskStore,
+};
 use crate::cache::Fifo;
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -305,6 +307,17 @@ impl TaskStore for SledStore {
         let updated = self.update_record(task, expected_version, event)?;
         self.relist_backlog().await;
         Ok(updated)
+    }
+
+    async fn write_batch(
+        &self,
+        scope: &Scope,
+        base: u64,
+        changes: &[BatchWrite<'_>],
+    ) -> Result<(), StoreError> {
+        self.batch_record(scope, base, changes)?;
+        self.relist_backlog().await;
+        Ok(())
     }
 
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {

@@ -29,7 +29,7 @@
 use super::{SledStore, backend, backend_msg, decode, index_key, log_key};
 use crate::cache::Weigh;
 use crate::store::index::{self, Listed};
-use crate::store::{Scope, StoreError, StoredTask};
+use crate::store::{BatchWrite, Scope, StoreError, StoredTask};
 use a2a_core::{ContextId, StreamResponse, Task, TaskId, TaskState, Timestamp};
 use std::sync::Arc;
 
@@ -183,7 +183,7 @@ impl SledStore {
             return Err(StoreError::AlreadyExists(stored.task.id.clone()));
         }
         // The creation event is the whole task: a head is enough.
-        self.write_value(stored, None, event, true)
+        self.write_value(stored, None, event, true, 0)
     }
 
     /// `TaskStore::update`: checks the version under the task's write lock, then stores the
@@ -223,7 +223,7 @@ impl SledStore {
             let headed = previous.headed
                 && stored.version < SNAPSHOT_EVERY
                 && folds_to(&previous.stored.task, event, &stored.task);
-            return self.write_value(stored, Some(previous), bytes, headed);
+            return self.write_value(stored, Some(previous), bytes, headed, 0);
         }
         debug_assert!(
             folds_to(&previous.stored.task, event, &stored.task),
@@ -247,6 +247,134 @@ impl SledStore {
         Ok(stored)
     }
 
+    /// `TaskStore::write_batch`: checks the version (or, for a batch that creates the task,
+    /// that it does not exist) under the task's write lock, inserts every event but the last,
+    /// then writes the last as [`Self::update_record`] would, deciding its value for the whole
+    /// batch: one value (or none) however many changes the batch holds. A crash keeps a prefix
+    /// of the batch: the events before a status update fold onto the previous value (as an
+    /// artifact written alone does), the rest waits for its value.
+    pub(super) fn batch_record(
+        &self,
+        scope: &Scope,
+        base: u64,
+        changes: &[BatchWrite<'_>],
+    ) -> Result<(), StoreError> {
+        /// The creation event `{"task": …}`, serialized from the shared task without a copy.
+        #[derive(serde::Serialize)]
+        struct Created<'a> {
+            task: &'a Task,
+        }
+        let Some(last) = changes.last() else {
+            return Ok(());
+        };
+        let task_id = &last.task.id;
+        let id = task_id.as_str();
+        let _stripe = self.stripe(id);
+        let previous = if base == 0 {
+            if self.tasks.contains_key(id.as_bytes()).map_err(backend)? {
+                return Err(StoreError::AlreadyExists(task_id.clone()));
+            }
+            None
+        } else {
+            let Some(previous) = self.load(task_id)? else {
+                return Err(StoreError::NotFound(task_id.clone()));
+            };
+            if previous.stored.version != base {
+                return Err(StoreError::VersionConflict {
+                    expected: base,
+                    found: previous.stored.version,
+                });
+            }
+            Some(previous)
+        };
+        // Whether the task stays the fold of its log from the creation event (a head), and
+        // whether an event of the batch needs a value of its version.
+        let mut folds = previous.as_ref().is_none_or(|p| p.headed);
+        let mut status = false;
+        let mut before: Option<&Arc<Task>> = previous.as_ref().map(|p| &p.stored.task);
+        let mut logged = 0;
+        let mut last_bytes = Vec::new();
+        for (i, change) in changes.iter().enumerate() {
+            let version = base + 1 + i as u64;
+            let bytes = match (change.event, before) {
+                (None, None) => {
+                    serde_json::to_vec(&Created { task: change.task }).map_err(backend)?
+                }
+                (Some(event), Some(before)) => {
+                    if needs_snapshot(event) {
+                        status = true;
+                        folds = folds && folds_to(before, event, change.task);
+                    } else {
+                        debug_assert!(
+                            folds_to(before, event, change.task),
+                            "the task of an event must be the previous task with it applied"
+                        );
+                    }
+                    serde_json::to_vec(event).map_err(backend)?
+                }
+                _ => {
+                    return Err(StoreError::Backend(
+                        format!("task {id}: a batch creates a task only as its first change")
+                            .into(),
+                    ));
+                }
+            };
+            before = Some(change.task);
+            if i + 1 < changes.len() {
+                logged += bytes.len();
+                self.events
+                    .insert(log_key(id, version), bytes)
+                    .map_err(backend)?;
+            } else {
+                last_bytes = bytes;
+            }
+        }
+        let version = base + changes.len() as u64;
+        let Some(previous) = previous else {
+            let stored = StoredTask {
+                task: last.task.clone(),
+                version,
+                scope: scope.clone(),
+            };
+            let headed = folds && version < SNAPSHOT_EVERY;
+            self.write_value(stored, None, last_bytes, headed, logged)?;
+            return Ok(());
+        };
+        let stored = StoredTask {
+            task: last.task.clone(),
+            version,
+            scope: previous.stored.scope.clone(),
+        };
+        let value_base = if previous.headed {
+            1
+        } else {
+            previous.snapshot
+        };
+        if status
+            || version - value_base >= SNAPSHOT_EVERY
+            || !index::unmoved(&previous.stored, &stored)
+        {
+            let headed = previous.headed && folds && version < SNAPSHOT_EVERY;
+            self.write_value(stored, Some(previous), last_bytes, headed, logged)?;
+            return Ok(());
+        }
+        let weight = previous.bytes + logged + last_bytes.len();
+        self.events
+            .insert(log_key(id, version), last_bytes)
+            .map_err(backend)?;
+        self.wrote();
+        self.recent.lock().expect("cache lock").put(
+            task_id.clone(),
+            Record {
+                stored,
+                snapshot: previous.snapshot,
+                headed: previous.headed,
+                bytes: weight,
+            },
+        );
+        Ok(())
+    }
+
     /// Writes a task's value (a head when `headed`, else a snapshot) with its event: the event
     /// first, then retention's index key for a finished task, then the value itself (the
     /// commit point), then the removal of the old retention key and the update of the listing
@@ -260,12 +388,16 @@ impl SledStore {
     /// No sled transaction or batch is used: in sled 0.34 they switch every thread to a
     /// reader-writer lock that can deadlock against a concurrent `flush` (which we call before
     /// every acknowledgement).
+    ///
+    /// `logged`: the bytes of the events a batch inserted before this one (see
+    /// [`Self::batch_record`]), which a head's fold reads too.
     fn write_value(
         &self,
         stored: StoredTask,
         previous: Option<Record>,
         event: Vec<u8>,
         headed: bool,
+        logged: usize,
     ) -> Result<StoredTask, StoreError> {
         let id = stored.task.id.as_str();
         // An artifact or a message leaves the listing keys (and counts) as they are.
@@ -285,7 +417,7 @@ impl SledStore {
         };
         // A head's record weighs its log so far (what its fold reads); a snapshot itself.
         let bytes = if headed {
-            event.len() + previous.as_ref().map_or(0, |p| p.bytes)
+            event.len() + logged + previous.as_ref().map_or(0, |p| p.bytes)
         } else {
             value.len()
         };
