@@ -34,6 +34,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod index;
+#[cfg(any(test, feature = "testing"))]
+pub(crate) use index::order_key;
+pub(crate) use index::{decode_page_token, encode_page_token};
 mod lease;
 // The behaviour every store must have, run for ours and public in `testing::check_store`.
 #[cfg(any(test, feature = "testing"))]
@@ -591,34 +594,4 @@ pub(crate) fn may_advance(stored: &PushRecord, record: &PushRecord, expected: u6
 /// A task's status time in milliseconds (0 when unset): the list and retention order.
 pub(crate) fn status_millis(task: &Task) -> i64 {
     task.status.timestamp.map_or(0, Timestamp::unix_millis)
-}
-
-/// The list order key: newest first, then by id (what the store tests expect of a listing).
-#[cfg(any(test, feature = "testing"))]
-pub(crate) fn order_key(t: &StoredTask) -> (std::cmp::Reverse<i64>, TaskId) {
-    (std::cmp::Reverse(t.sort_millis()), t.task.id.clone())
-}
-
-/// Page tokens are the order key of the last task of the page: `<millis>.<id>` in base64url.
-pub(crate) fn encode_page_token(t: &StoredTask) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!(
-        "{}.{}",
-        t.sort_millis(),
-        t.task.id
-    ))
-}
-
-/// Reads a page token back into its order key.
-pub(crate) fn decode_page_token(
-    token: &str,
-) -> Result<(std::cmp::Reverse<i64>, String), StoreError> {
-    use base64::Engine as _;
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .map_err(|_| StoreError::InvalidPageToken)?;
-    let raw = String::from_utf8(raw).map_err(|_| StoreError::InvalidPageToken)?;
-    let (millis, id) = raw.split_once('.').ok_or(StoreError::InvalidPageToken)?;
-    let millis: i64 = millis.parse().map_err(|_| StoreError::InvalidPageToken)?;
-    Ok((std::cmp::Reverse(millis), id.to_owned()))
 }
