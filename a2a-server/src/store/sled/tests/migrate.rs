@@ -135,3 +135,15 @@ async fn a_snapshot_over_a_head_puts_the_creation_back_in_the_log() {
     assert!(matches!(events[0].event, StreamResponse::Task(_)));
     assert_eq!(store.get(&stored.task.id).await.unwrap(), Some(stored));
 }
+
+#[tokio::test]
+async fn sled_store_writes_a_batch_as_single_writes_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    crate::store::tests::batch_writes_read_back_as_single_writes(&store).await;
+    forget_cached(&store);
+    let t = store.get(&TaskId::from("batch")).await.unwrap().unwrap();
+    assert_eq!(t.version, 5, "read from disk");
+    assert!(is_head(&store, "batch"), "a head, carrying the creation");
+    assert!(store.events.get(log_key("batch", 1)).unwrap().is_none());
+}
