@@ -65,7 +65,7 @@ impl SledStore {
     /// (see `sled/relist.rs`). A database written before the listing indexes (or the claims'
     /// time index) existed gets them built, once (marker keys in tree `store_meta` record
     /// it); the deletes a crash cut short are finished; heads written before issue 41 are
-    /// rewritten to carry their creation event (see [`carry_creations`]).
+    /// rewritten to carry their creation event (see `sled/open.rs`).
     pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
         let tasks = db.open_tree("tasks").map_err(backend)?;
         let lists = db.open_tree("task_lists").map_err(backend)?;
