@@ -152,7 +152,11 @@ impl Engine {
         state: CellState,
     ) -> TaskCell {
         TaskCell {
-            outbox: Arc::new(cell::Outbox::new(id.clone(), state.stored.as_ref())),
+            outbox: Arc::new(cell::Outbox::new(
+                id.clone(),
+                scope.clone(),
+                state.stored.as_ref(),
+            )),
             id,
             context_id,
             scope,
@@ -212,7 +216,16 @@ impl Engine {
     /// The task `id` as stored, once durable (see `store::durable`): every write reaches the
     /// store before anyone sees it, so the store is never behind a cell of this process, and
     /// it holds what other replicas wrote.
+    ///
+    /// A read is a reveal: changes of the task waiting unwritten in this process
+    /// (write-behind, see `cell/outbox.rs`) are written first.
     pub(crate) async fn read(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
+        if self.store.flushes()
+            && let Some(cell) = self.live_cell(id)
+            && cell.outbox.unwritten()
+        {
+            cell.flush(self).await?;
+        }
         match self.store.get(id).await? {
             Some(stored) => crate::store::durable(&*self.store, Some(stored)).await,
             None => Ok(None),
@@ -220,9 +233,27 @@ impl Engine {
     }
 
     /// A page of the task listing `query`, once durable.
+    /// A listing is a reveal: every task's changes waiting unwritten are written first.
     pub(crate) async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
+        if self.store.flushes() {
+            self.reveal_all().await?;
+        }
         let page = self.store.list(query).await?;
         crate::store::durable(&*self.store, page).await
+    }
+
+    /// Writes, flushes and publishes the changes of every task waiting unwritten in this
+    /// process (write-behind, see `cell/outbox.rs`).
+    pub(crate) async fn reveal_all(&self) -> Result<(), StoreError> {
+        // Upgraded under the map's lock, dropped after it: a cell's `Drop` takes that lock.
+        let live: Vec<Arc<TaskCell>> = {
+            let cells = self.cells.lock().expect("cells lock");
+            cells.values().filter_map(Weak::upgrade).collect()
+        };
+        for cell in live.iter().filter(|c| c.outbox.unwritten()) {
+            cell.flush(self).await?;
+        }
+        Ok(())
     }
 
     /// Makes everything stored so far durable.
@@ -480,7 +511,19 @@ impl Engine {
         } else if let Some(why) = failure {
             tracing::warn!(task = %cell.id, "{why} (after the task had ended or paused)");
         }
-        cell.running.fetch_sub(1, Ordering::AcqRel);
+        if self.store.flushes() {
+            // Under the cell's lock: a change recorded after this (an agent's leftover task) is
+            // written at once, one recorded before is in the queue flushed here.
+            {
+                let _st = cell.state.lock().await;
+                cell.running.fetch_sub(1, Ordering::AcqRel);
+            }
+            if let Err(e) = cell.flush(self).await {
+                tracing::error!(task = %cell.id, error = %e, "could not flush the task's last changes");
+            }
+        } else {
+            cell.running.fetch_sub(1, Ordering::AcqRel);
+        }
         if is_latest {
             self.unlease(&cell.id).await;
         }

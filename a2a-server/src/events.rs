@@ -8,10 +8,13 @@ use std::sync::Arc;
 /// it, and fails with an error (leaving the task untouched) when the change is illegal: a
 /// transition the lifecycle forbids, anything after a terminal state, an empty artifact.
 ///
-/// A method returns once the change is written, without waiting for the disk: on a store that
-/// flushes (sled), clients see the change once a flush covers it, in order, and that one
-/// flush covers everything written meanwhile. An agent that reports several changes in a row
-/// waits for no flush; the request that ran it is answered after its last change is durable.
+/// A method returns once the change is checked, without waiting for the disk: on a store that
+/// flushes (sled), the changes are written together, and flushed, when first revealed (the
+/// answer of a blocking send, a stream's next event, a read by another caller; see
+/// [`TaskEvents::flush`]), and clients see them only then, in order. An agent that reports
+/// several changes in a row waits for no flush, except on the change that ends a blocking wait
+/// (a terminal or interrupted state), which returns once durable; the request that ran it is
+/// answered after its last change is durable.
 ///
 /// The first call decides what the client gets: [`TaskEvents::reply`] answers with a single
 /// message and no task; any other call creates the task.
@@ -124,6 +127,16 @@ impl TaskEvents {
     /// An agent message in the task (added to its history and streamed).
     pub async fn message(&self, message: Message) -> Result<(), Error> {
         self.apply(Change::Message(message)).await
+    }
+
+    /// Makes every change reported so far durable and shows it to clients, before the agent
+    /// does something outside the server that depends on it (calls another service, sends a
+    /// mail): on a store that flushes (sled), changes wait unwritten until someone can see
+    /// them (the answer of a blocking send, a stream, a read), so that a task done inside one
+    /// request is written once; a crash before then loses them, and a retried send runs the
+    /// agent again. Costs nothing when nothing waits.
+    pub async fn flush(&self) -> Result<(), Error> {
+        Ok(self.cell.flush(&self.rt).await?)
     }
 
     /// Answers with a single message and no task. Only allowed as the first event.

@@ -34,6 +34,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod index;
+#[cfg(any(test, feature = "testing"))]
+pub(crate) use index::order_key;
+pub(crate) use index::{decode_page_token, encode_page_token};
 mod lease;
 // The behaviour every store must have, run for ours and public in `testing::check_store`.
 #[cfg(any(test, feature = "testing"))]
@@ -102,6 +105,16 @@ pub struct LoggedEvent {
     pub seq: u64,
     /// The event announcing the change.
     pub event: StreamResponse,
+}
+
+/// One change of a [`TaskStore::write_batch`]: the task after it, and the event announcing it
+/// (`None` for the creation, whose event is the task).
+#[derive(Clone, Copy, Debug)]
+pub struct BatchWrite<'a> {
+    /// The task after the change.
+    pub task: &'a Arc<Task>,
+    /// The event announcing it; `None` for the creation.
+    pub event: Option<&'a StreamResponse>,
 }
 
 /// What a `messageId` was used for, to answer a retried `SendMessage` the same way
@@ -366,6 +379,33 @@ pub trait TaskStore: Send + Sync + 'static {
         event: &StreamResponse,
     ) -> Result<StoredTask, StoreError>;
 
+    /// Writes consecutive changes of one task together: `changes[i]` at version `base + i + 1`,
+    /// the first replacing version `base` (0: the first creates the task, in `scope`, and has
+    /// no event: its event is the task). The engine writes so the changes that nobody has seen
+    /// yet (write-behind, see `engine/cell/outbox.rs`), on a store that flushes.
+    ///
+    /// A store may write the batch as it likes, as long as a crash keeps a prefix of it (the
+    /// sled store writes the events, then one value); each task must be the one before it with
+    /// the event applied, as for [`TaskStore::update`]. The default writes each change with
+    /// [`TaskStore::create`] and [`TaskStore::update`]: correct, and as costly as those.
+    async fn write_batch(
+        &self,
+        scope: &Scope,
+        base: u64,
+        changes: &[BatchWrite<'_>],
+    ) -> Result<(), StoreError> {
+        let mut version = base;
+        for change in changes {
+            version = match change.event {
+                None if version == 0 => self.create(change.task.clone(), scope.clone()).await?,
+                None => return Err(StoreError::AlreadyExists(change.task.id.clone())),
+                Some(event) => self.update(change.task.clone(), version, event).await?,
+            }
+            .version;
+        }
+        Ok(())
+    }
+
     /// Up to `limit` events of the task's log with `seq > after`, in order.
     async fn events(
         &self,
@@ -559,34 +599,4 @@ pub(crate) fn may_advance(stored: &PushRecord, record: &PushRecord, expected: u6
 /// A task's status time in milliseconds (0 when unset): the list and retention order.
 pub(crate) fn status_millis(task: &Task) -> i64 {
     task.status.timestamp.map_or(0, Timestamp::unix_millis)
-}
-
-/// The list order key: newest first, then by id (what the store tests expect of a listing).
-#[cfg(any(test, feature = "testing"))]
-pub(crate) fn order_key(t: &StoredTask) -> (std::cmp::Reverse<i64>, TaskId) {
-    (std::cmp::Reverse(t.sort_millis()), t.task.id.clone())
-}
-
-/// Page tokens are the order key of the last task of the page: `<millis>.<id>` in base64url.
-pub(crate) fn encode_page_token(t: &StoredTask) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!(
-        "{}.{}",
-        t.sort_millis(),
-        t.task.id
-    ))
-}
-
-/// Reads a page token back into its order key.
-pub(crate) fn decode_page_token(
-    token: &str,
-) -> Result<(std::cmp::Reverse<i64>, String), StoreError> {
-    use base64::Engine as _;
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .map_err(|_| StoreError::InvalidPageToken)?;
-    let raw = String::from_utf8(raw).map_err(|_| StoreError::InvalidPageToken)?;
-    let (millis, id) = raw.split_once('.').ok_or(StoreError::InvalidPageToken)?;
-    let millis: i64 = millis.parse().map_err(|_| StoreError::InvalidPageToken)?;
-    Ok((std::cmp::Reverse(millis), id.to_owned()))
 }

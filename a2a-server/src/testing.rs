@@ -147,6 +147,7 @@ where
     tests::log_pages_retention_and_claims(&new_store().await).await;
     tests::list_orders_filters_and_pages(&new_store().await).await;
     tests::long_append_stream_reads_back_as_its_fold(&new_store().await).await;
+    tests::batch_writes_read_back_as_single_writes(&new_store().await).await;
     let store = new_store().await;
     let model = list_tests::list_follows_updates_and_deletes(&store).await;
     list_tests::check_against_model(&store, &model).await;

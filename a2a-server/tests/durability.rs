@@ -34,6 +34,81 @@ fn message(id: &str, text: &str) -> Value {
 
 // ---------------------------------------------------------------------------------------------
 
+/// The crash between a batch's write and its reveal (write-behind, `engine/cell/outbox.rs`):
+/// the server aborts once the task of a blocking send is written and flushed, before it
+/// answers. The client got no answer; its retry, to the restarted server, is answered with
+/// the task the first send wrote, and the agent does not run again: one task, whose log is
+/// the first run's.
+#[cfg(all(feature = "cli", feature = "testing"))]
+#[tokio::test]
+async fn a_crash_between_a_batchs_write_and_its_reveal_answers_the_retried_send_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let http = reqwest::Client::new();
+    let mut server = Process::with_env(dir.path(), &[("A2A_FAULT", "abort-after-batch")]);
+    server.ready(&http).await;
+    let body = message("crash-1", "hello");
+    let first = http
+        .post(format!("{}/message:send", server.url))
+        .json(&body)
+        .send()
+        .await;
+    assert!(
+        first.is_err(),
+        "the server aborts before it answers: {first:?}"
+    );
+    assert!(!server.exited().await.success(), "the server aborted");
+    drop(server);
+
+    let server = Process::start(dir.path());
+    server.ready(&http).await;
+    let url = &server.url;
+    let send = || async {
+        let r = http
+            .post(format!("{url}/message:send"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            r.status().is_success(),
+            "the retry is answered: {}",
+            r.status()
+        );
+        r.json::<Value>().await.unwrap()
+    };
+    let retry = send().await;
+    let id = retry["task"]["id"].as_str().expect("a task").to_owned();
+    assert_eq!(retry["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        retry["task"]["artifacts"][0]["parts"][0]["text"], "echo: hello",
+        "{retry}"
+    );
+    // Once: the task the first send wrote, the only one; its log is that run's, gap-free.
+    let listed: Value = http
+        .get(format!("{url}/tasks"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = listed["tasks"]
+        .as_array()
+        .expect("a listing")
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert_eq!(ids, [id.as_str()], "one task, no second run: {listed}");
+    let log = full_log(&http, url, &id).await;
+    let seqs: Vec<u64> = log.iter().map(|e| e.id).collect();
+    assert_eq!(
+        seqs,
+        [1, 2],
+        "creation (with the artifact), completion: {log:?}"
+    );
+    assert_eq!(send().await["task"]["id"], id.as_str(), "and again");
+}
+
 /// One round: load, SIGKILL after `kill_after`, restart, check everything.
 #[cfg(feature = "cli")]
 async fn kill_and_check(kill_after: Duration) {

@@ -203,9 +203,11 @@ impl Agent for ThreeInARow {
     }
 }
 
-/// On a store whose writes wait for a flush, the agent does not wait for the disk: its
-/// changes are written and it goes on while their flush is held. The client is answered only
-/// once that flush completed, with the task as flushed.
+/// On a store whose writes wait for a flush, the agent does not wait for the disk: its first
+/// changes are only queued (write-behind until the first reveal) and it goes on. Its completion
+/// ends the blocking wait, so it reveals them: the three are written, and the completion
+/// returns once their flush completed. The client is answered only then, with the task as
+/// flushed.
 #[tokio::test]
 async fn an_agent_goes_on_while_its_changes_wait_for_their_flush() {
     let store = Arc::new(observed::Observed::new(Gated::new()));
@@ -224,18 +226,29 @@ async fn an_agent_goes_on_while_its_changes_wait_for_their_flush() {
     }))
     .unwrap();
     let send = tokio::spawn(async move { h.send_message(&CallContext::default(), req).await });
-    timeout(WAIT, returned.notified())
-        .await
-        .expect("the agent returned while its flush was held");
-    let id = {
-        let written = gate.written.lock().unwrap();
-        written.keys().next().cloned().expect("a task")
-    };
-    assert_eq!(gate.written(&id), 3, "all three changes written");
+    let id = timeout(WAIT, async {
+        loop {
+            // Taken before the look: `notify_waiters` reaches it from its creation on.
+            let wrote = gate.wrote.notified();
+            let written = gate.written.lock().unwrap().clone();
+            if let Some((id, 3)) = written.into_iter().next() {
+                return id;
+            }
+            wrote.await;
+        }
+    })
+    .await
+    .expect("the three changes are written while the flush is held");
     assert_eq!(gate.durable(&id), 0, "none of them flushed yet");
-    tokio::time::sleep(HELD).await;
+    assert!(
+        timeout(HELD, returned.notified()).await.is_err(),
+        "the completion returned before its flush"
+    );
     assert!(!send.is_finished(), "answered before the flush completed");
     gate.held.send_replace(false);
+    timeout(WAIT, returned.notified())
+        .await
+        .expect("the agent returns once the flush completed");
     let answer = timeout(WAIT, send).await.unwrap().unwrap().unwrap();
     let SendReply::Task(task) = answer else {
         panic!("a task");

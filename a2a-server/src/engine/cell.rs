@@ -5,11 +5,10 @@
 //!
 //! A change is broadcast only once durable. On a store whose writes wait for a flush
 //! ([`TaskStore::flushes`](crate::store::TaskStore::flushes)), an agent's change waits in the
-//! cell's [`Outbox`] while the agent goes on, and a background flush publishes it with every
-//! change written meanwhile: an agent that reports three changes in a row waits for no disk,
-//! and its three changes share one flush, and that flush the changes of every other task.
-
-//!
+//! cell's [`Outbox`], unwritten, while the agent goes on, and is written with the changes
+//! queued with it, in one batch, when it is first revealed (write-behind, see
+//! `cell/outbox.rs`): an agent that reports three changes in a row waits for no disk, its three
+//! changes are one write, and that write's flush is shared with every other task's.
 //! The checks of a change against the lifecycle are in `cell/change.rs`, the broadcast and
 //! the flush-then-publish queue in `cell/outbox.rs`.
 
@@ -229,11 +228,14 @@ impl TaskCell {
         })
     }
 
-    /// An agent's change: stored, then broadcast once durable. On a store that flushes, this
-    /// returns as soon as the change is written, and a flush in the background publishes it
-    /// (with whatever else was written meanwhile), so that the agent goes on without waiting
-    /// for the disk. An execution's wrap-up publishes what is left ([`TaskCell::flush`])
-    /// before it announces its end.
+    /// An agent's change: checked and queued, then written and broadcast at its first reveal
+    /// (write-behind, see `cell/outbox.rs`). On a store that flushes, this returns as soon as
+    /// the change is queued, so that the agent goes on without waiting for the disk, unless
+    /// the change ends a blocking wait (a terminal or interrupted state: its answer reveals
+    /// it) or no execution runs to wrap up after it: then it is written, flushed and published
+    /// before this returns. Changes that someone watches as they come, or that fill the queue,
+    /// are written and published in the background. An execution's wrap-up publishes what is
+    /// left ([`TaskCell::flush`]) before it announces its end.
     pub(crate) async fn record(&self, rt: &Arc<Engine>, change: Change) -> Result<(), Error> {
         if !rt.store.flushes() {
             return self.apply(rt, change, false).await.map(drop);
@@ -242,17 +244,33 @@ impl TaskCell {
         let Some(change) = self.write(rt, &mut st, change).await? else {
             return Ok(());
         };
+        // Checked under the cell's lock, which the wrap-up takes to end the execution.
+        let now = change.event.ends_stream() || !self.is_running();
         // Queued under the cell's lock: in sequence order.
-        let mut out = self.outbox.lock();
-        out.queue.push_back(change);
-        drop(st);
-        if out.flushing {
-            return Ok(()); // the flush running now goes on until nothing waits
+        let queued = {
+            let mut out = self.outbox.lock();
+            out.queue.push_back(change);
+            out.queue.len()
+        };
+        if now {
+            self.flush(rt).await?;
+            return Ok(());
         }
-        out.flushing = true;
-        drop(out);
-        tokio::spawn(self.outbox.clone().flush_in_background(rt.clone()));
+        let eager = self.outbox.watched() || queued >= outbox::PENDING_MAX;
+        drop(st);
+        if eager {
+            self.outbox.reveal(rt);
+        }
         Ok(())
+    }
+
+    /// Someone watches the task as it goes: reveals what waits unwritten, and from now on each
+    /// change as it comes (see [`Outbox::watch`]).
+    pub(crate) fn watch(&self, rt: &Arc<Engine>) {
+        self.outbox.watch();
+        if rt.store.flushes() {
+            self.outbox.reveal(rt);
+        }
     }
 
     /// Makes every change written so far durable, and broadcasts it.
@@ -316,7 +334,17 @@ impl TaskCell {
                     let (received, event) = self.check(&task, change)?;
                     task = Self::fold(task, received, &event)?;
                 }
-                let stored = rt.store.create(Arc::new(task), self.scope.clone()).await?;
+                let task = Arc::new(task);
+                let stored = if rt.store.flushes() {
+                    // Write-behind: written at its first reveal (see `cell/outbox.rs`).
+                    StoredTask {
+                        task,
+                        version: 1,
+                        scope: self.scope.clone(),
+                    }
+                } else {
+                    rt.store.create(task, self.scope.clone()).await?
+                };
                 let event = Published::Created(stored.task.clone());
                 (stored, event)
             }
@@ -331,12 +359,22 @@ impl TaskCell {
                     return Err(generation_mismatch(&self.id, required, current.version));
                 }
                 let (received, event) = self.check(&current.task, change)?;
-                let task = Self::fold(Task::clone(&current.task), received.clone(), &event)?;
-                match rt
-                    .store
-                    .update(Arc::new(task), current.version, &event)
-                    .await
-                {
+                let task = Arc::new(Self::fold(
+                    Task::clone(&current.task),
+                    received.clone(),
+                    &event,
+                )?);
+                if rt.store.flushes() {
+                    // Write-behind: this process is the store's only writer, and this cell the
+                    // task's: the next version is ours (see `cell/outbox.rs`).
+                    let stored = StoredTask {
+                        task,
+                        version: current.version + 1,
+                        scope: current.scope.clone(),
+                    };
+                    break (stored, Published::Event(event));
+                }
+                match rt.store.update(task, current.version, &event).await {
                     Ok(stored) => break (stored, Published::Event(event)),
                     // Another replica wrote the task (a cancel, a continuation): read it again
                     // and check the change against what it is now.

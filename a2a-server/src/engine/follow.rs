@@ -225,7 +225,7 @@ pub(crate) struct Watch {
 
 impl Engine {
     /// A [`Watch`] of the task `id`, to take before reading the task.
-    pub(crate) fn watch(&self, id: &TaskId) -> Watch {
+    pub(crate) fn watch(self: &Arc<Self>, id: &TaskId) -> Watch {
         let Some(cell) = self.running_cell(id) else {
             return Watch {
                 id: id.clone(),
@@ -234,6 +234,8 @@ impl Engine {
                 fallback: None,
             };
         };
+        // Watching is a reveal: what waits unwritten is written, and every change after it.
+        cell.watch(self);
         let (snapshot, rx) = cell.subscribe();
         let fallback = snapshot.is_none().then(|| self.bus.subscribe(id));
         Watch {

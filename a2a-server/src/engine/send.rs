@@ -396,6 +396,8 @@ impl Run {
         let settled =
             (self.first.as_ref()).is_some_and(|t| immediately || t.task.status.state.ends_stream());
         if immediately && let Some(execution) = self.execution.take() {
+            // The answer reveals the task as soon as it exists.
+            self.cell.outbox.watch();
             execution.detach();
         }
         if !settled {
@@ -431,6 +433,8 @@ impl Run {
                 "a joined run has no stream",
             ));
         };
+        // A stream reveals each change as it comes.
+        cell.outbox.watch();
         if let Some(t) = first {
             execution.detach();
             return Ok(follow::from_snapshot(rt, t, Source::Cell(rx)));

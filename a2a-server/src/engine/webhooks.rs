@@ -44,6 +44,10 @@ impl Engine {
             dead_letter: None,
         };
         pusher.register(record).await?;
+        // A webhook sees each change as it comes: a reveal (see `cell/outbox.rs`).
+        if let Some(cell) = self.live_cell(task_id) {
+            cell.outbox.watch();
+        }
         Ok(config)
     }
 

@@ -293,6 +293,40 @@ impl Counts {
     }
 }
 
+/// The list order key: newest first, then by id (what the store tests expect of a listing).
+#[cfg(any(test, feature = "testing"))]
+pub(crate) fn order_key(t: &super::StoredTask) -> (std::cmp::Reverse<i64>, a2a_core::TaskId) {
+    (std::cmp::Reverse(t.sort_millis()), t.task.id.clone())
+}
+
+/// Page tokens are the order key of the last task of the page: `<millis>.<id>` in base64url.
+pub(crate) fn encode_page_token(t: &super::StoredTask) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!(
+        "{}.{}",
+        t.sort_millis(),
+        t.task.id
+    ))
+}
+
+/// Reads a page token back into its order key.
+pub(crate) fn decode_page_token(
+    token: &str,
+) -> Result<(std::cmp::Reverse<i64>, String), super::StoreError> {
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| super::StoreError::InvalidPageToken)?;
+    let raw = String::from_utf8(raw).map_err(|_| super::StoreError::InvalidPageToken)?;
+    let (millis, id) = raw
+        .split_once('.')
+        .ok_or(super::StoreError::InvalidPageToken)?;
+    let millis: i64 = millis
+        .parse()
+        .map_err(|_| super::StoreError::InvalidPageToken)?;
+    Ok((std::cmp::Reverse(millis), id.to_owned()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,8 @@
 //! `a2a_store_operation_duration_seconds`. Only in use when metrics are on.
 
 use super::{
-    ClaimStore, ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, PushStore, Scope,
-    Store, StoreError, StoredTask, TaskStore,
+    BatchWrite, ClaimStore, ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, PushStore,
+    Scope, Store, StoreError, StoredTask, TaskStore,
 };
 use crate::telemetry::MetricsInner;
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
@@ -33,6 +33,7 @@ histograms!(
     get,
     create,
     update,
+    write_batch,
     events,
     delete,
     terminal_before,
@@ -99,6 +100,15 @@ impl TaskStore for Metered {
         event: &StreamResponse,
     ) -> Result<StoredTask, StoreError> {
         timed!(self.update(task, expected_version, event))
+    }
+
+    async fn write_batch(
+        &self,
+        scope: &Scope,
+        base: u64,
+        changes: &[BatchWrite<'_>],
+    ) -> Result<(), StoreError> {
+        timed!(self.write_batch(scope, base, changes))
     }
 
     async fn events(

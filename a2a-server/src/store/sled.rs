@@ -3,9 +3,10 @@
 //! `sled/claims.rs` and the `PushStore` in `sled/push.rs`.
 //!
 //! Layout: tree `tasks` maps a task id to its JSON snapshot (a [`StoredTask`] at the version
-//! it was taken) or head (its version and indexed fields, see `sled/record.rs`); tree
-//! `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq, u64 big-endian)` to the JSON
-//! event, so that a task's log is one ordered range; tree
+//! it was taken) or head (its version, indexed fields and creation event, see `sled/record.rs`);
+//! tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq, u64 big-endian)` to the
+//! JSON event (a head's creation event, seq 1, is in the head), so that a task's log is one
+//! ordered range; tree
 //! `task_index` maps `(i64::MAX - status millis, big-endian) ++ id` of each finished task to
 //! nothing, so that retention walks it from the oldest end (a key of an unfinished task,
 //! which stores before 2026-11-26 wrote, is removed when retention meets it); tree
@@ -42,7 +43,9 @@
 
 use super::index::{self, Counts, Listed};
 use super::lease::DeliveryLeases;
-use super::{ListPage, ListQuery, LoggedEvent, Scope, StoreError, StoredTask, TaskStore};
+use super::{
+    BatchWrite, ListPage, ListQuery, LoggedEvent, Scope, StoreError, StoredTask, TaskStore,
+};
 use crate::cache::Fifo;
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -51,6 +54,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod batch;
 mod claims;
 mod list;
 mod open;
@@ -307,6 +311,17 @@ impl TaskStore for SledStore {
         Ok(updated)
     }
 
+    async fn write_batch(
+        &self,
+        scope: &Scope,
+        base: u64,
+        changes: &[BatchWrite<'_>],
+    ) -> Result<(), StoreError> {
+        self.batch_record(scope, base, changes)?;
+        self.relist_backlog().await;
+        Ok(())
+    }
+
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
         // sled reads block: a listing runs on tokio's blocking pool, never on a worker thread.
         let (store, query) = (self.clone(), query.clone());
@@ -330,16 +345,32 @@ impl TaskStore for SledStore {
         limit: usize,
     ) -> Result<Vec<LoggedEvent>, StoreError> {
         // Only events up to the task's version are committed (see `write`).
-        let Some(task) = self.get(id).await? else {
+        let Some(record) = self.load(id)? else {
             return Ok(Vec::new());
         };
-        if after >= task.version {
+        self.settled(id.as_str());
+        let version = record.stored.version;
+        if after >= version || limit == 0 {
             return Ok(Vec::new());
         }
-        let start = log_key(id.as_str(), after.saturating_add(1));
-        let end = log_key(id.as_str(), task.version);
         let mut out = Vec::new();
-        for entry in self.events.range(start..=end).take(limit) {
+        let mut from = after.saturating_add(1);
+        // A head's creation event is in the head, not the log (see `sled/record.rs`).
+        if from == 1
+            && let Some(created) = &record.created
+        {
+            out.push(LoggedEvent {
+                seq: 1,
+                event: serde_json::from_slice(created).map_err(backend)?,
+            });
+            from = 2;
+        }
+        if from > version {
+            return Ok(out);
+        }
+        let start = log_key(id.as_str(), from);
+        let end = log_key(id.as_str(), version);
+        for entry in self.events.range(start..=end).take(limit - out.len()) {
             let (key, value) = entry.map_err(backend)?;
             out.push(LoggedEvent {
                 seq: record::seq_of(&key)?,

@@ -415,3 +415,74 @@ pub(crate) async fn long_append_stream_reads_back_as_its_fold(store: &dyn Store)
     );
     stored
 }
+
+/// `task` with `event` applied.
+fn applied(task: &Task, event: &StreamResponse) -> Task {
+    let mut next = task.clone();
+    next.apply(event).unwrap();
+    next
+}
+
+/// A batch of changes ([`TaskStore::write_batch`]) reads back as the same changes written one
+/// at a time: the task at its last version, its log `1..=n`. A batch that would create a task
+/// that exists, or continue a version that is not the stored one, is refused and writes
+/// nothing.
+pub(crate) async fn batch_writes_read_back_as_single_writes(store: &dyn Store) {
+    let scope = Scope::default();
+    let t1 = Arc::new(task_at("batch", "c", TaskState::Submitted, 10));
+    let e2 = chunk(&t1, "a", 0);
+    let t2 = Arc::new(applied(&t1, &e2));
+    let mut working = Task::clone(&t2);
+    working.status = task_at("batch", "c", TaskState::Working, 20).status;
+    let e3 = status_event(&working);
+    let t3 = Arc::new(applied(&t2, &e3));
+    let change = |task, event| BatchWrite { task, event };
+    store
+        .write_batch(
+            &scope,
+            0,
+            &[
+                change(&t1, None),
+                change(&t2, Some(&e2)),
+                change(&t3, Some(&e3)),
+            ],
+        )
+        .await
+        .unwrap();
+    let stored = store.get(&t1.id).await.unwrap().expect("created");
+    assert_eq!((stored.version, &*stored.task), (3, &*t3));
+    let log = store.events(&t1.id, 0, 10).await.unwrap();
+    let seqs: Vec<u64> = log.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    assert_eq!(log[0].event, StreamResponse::Task(Task::clone(&t1)));
+    assert_eq!((&log[1].event, &log[2].event), (&e2, &e3));
+    assert!(matches!(
+        store.write_batch(&scope, 0, &[change(&t1, None)]).await,
+        Err(StoreError::AlreadyExists(_))
+    ));
+    // The next batch: another chunk, then the completion.
+    let e4 = chunk(&t3, "a", 1);
+    let t4 = Arc::new(applied(&t3, &e4));
+    let mut done = Task::clone(&t4);
+    done.status = task_at("batch", "c", TaskState::Completed, 30).status;
+    let e5 = status_event(&done);
+    let t5 = Arc::new(applied(&t4, &e5));
+    let next = [change(&t4, Some(&e4)), change(&t5, Some(&e5))];
+    assert!(matches!(
+        store.write_batch(&scope, 2, &next).await,
+        Err(StoreError::VersionConflict { .. })
+    ));
+    assert_eq!(
+        store.events(&t1.id, 3, 10).await.unwrap(),
+        [],
+        "nothing written"
+    );
+    store.write_batch(&scope, 3, &next).await.unwrap();
+    let stored = store.get(&t1.id).await.unwrap().expect("kept");
+    assert_eq!((stored.version, &*stored.task), (5, &*t5));
+    let rest: Vec<StreamResponse> = (store.events(&t1.id, 3, 10).await.unwrap())
+        .into_iter()
+        .map(|e| e.event)
+        .collect();
+    assert_eq!(rest, [e4, e5]);
+}

@@ -41,13 +41,37 @@ impl Process {
         Self::spawn(args, Stdio::piped())
     }
 
+    /// [`Process::start`] with these variables added to its environment (a fault to inject).
+    pub fn with_env(dir: &std::path::Path, env: &[(&str, &str)]) -> Process {
+        Self::spawn_with(&["--data-dir", dir.to_str().unwrap()], Stdio::null(), env)
+    }
+
+    /// Waits for the process to exit by itself; returns its status.
+    pub async fn exited(&mut self) -> std::process::ExitStatus {
+        timeout(WAIT, async {
+            loop {
+                if let Some(status) = self.child.try_wait().expect("the child's status") {
+                    return status;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the server process exits")
+    }
+
     fn spawn(args: &[&str], stderr: Stdio) -> Process {
+        Self::spawn_with(args, stderr, &[])
+    }
+
+    fn spawn_with(args: &[&str], stderr: Stdio, env: &[(&str, &str)]) -> Process {
         use std::io::BufRead as _;
         let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-server"))
             .args(args)
             .args(["--listen", "127.0.0.1:0"])
             .args(["--retention-hours", "0"])
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             // The machine's own trace export settings are not the test's.
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
             .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")

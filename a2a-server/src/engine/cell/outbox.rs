@@ -1,13 +1,53 @@
-//! A task's [`Outbox`]: its broadcast, and the changes written but not yet durable. A change
-//! reaches subscribers (and the bus, and webhook delivery) only once a flush covers it, and
-//! changes are published in sequence order, each once: "durable before visible".
+//! A task's [`Outbox`]: its broadcast, and the changes not yet revealed. A change reaches
+//! subscribers (and the bus, and webhook delivery) only once durable, and changes are published
+//! in sequence order, each once: "durable before revealed".
+//!
+//! **Write-behind until the first reveal** (on a store that one process writes and that
+//! flushes, [`TaskStore::flushes`](crate::store::TaskStore::flushes): sled). What must hold is
+//! that nobody learns of a change a crash can take back; not that each change is its own
+//! durable write. So an agent's change is checked, numbered (its sequence number, the task's
+//! version and 1.1 `generation`, is assigned here, in memory, one more than the last) and queued,
+//! and nothing is written. The queued changes are written to the store in one batch
+//! ([`TaskStore::write_batch`](crate::store::TaskStore::write_batch): events, then one value),
+//! flushed (one flush, shared with every other task's by group commit), then published, at the
+//! first *reveal*:
+//!
+//! - a change that ends a blocking wait (a terminal or interrupted state): the answer to a
+//!   blocking `SendMessage`, and the agent's call returns once it is durable;
+//! - while anyone watches the task as it goes ([`Outbox::watch`]: a streaming send, a
+//!   `SubscribeToTask`, a `returnImmediately` send, a webhook registration): each change, in the
+//!   background, as before write-behind;
+//! - a `GetTask` or `ListTasks` (from any caller) that would read the task: the engine writes
+//!   the task's queue first (`Engine::read`, `Engine::list`);
+//! - the agent asking for it before it acts outside the server (`TaskEvents::flush`);
+//! - the end of the execution (its wrap-up), and a change made when no execution runs (a
+//!   cancel): written at once;
+//! - [`PENDING_MAX`] changes queued: written in the background, so the queue stays bounded.
+//!
+//! The versions stay gap-free and are never reused: only this process writes the store, the
+//! cell is the task's only writer, and a batch is written with the version it continues
+//! (checked by the store) before its changes are published. A crash before a reveal loses what
+//! no one saw: the task as far as its last reveal (for a task never revealed, the task itself;
+//! its message claim may survive, and a retried send is then answered with whatever of the task
+//! was written, else runs the agent again). A task born and finished inside one blocking
+//! `SendMessage` is one batch and one flush.
+//!
+//! On a store whose writes are durable when they return (memory, PostgreSQL, which several
+//! replicas share and so must see each version as it is written), each change is written and
+//! published at once, as before.
 
 use super::super::Engine;
-use crate::store::{StoreError, StoredTask};
+use crate::store::{BatchWrite, Scope, StoreError, StoredTask};
 use a2a_core::{StreamResponse, Task, TaskId, TaskState};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
+
+/// How many changes of a task may wait unwritten (write-behind) before they are written and
+/// revealed in the background: the queue's bound, for an agent that reports many changes to a
+/// blocking send nobody else watches.
+pub(crate) const PENDING_MAX: usize = 32;
 
 /// How many live events a subscriber may fall behind before it catches up from the durable log
 /// instead. Small: every task being worked on allocates its channel.
@@ -70,8 +110,15 @@ pub(crate) enum Update {
 #[derive(Debug)]
 pub(crate) struct Outbox {
     id: TaskId,
+    /// The task's scope, for a batch that creates it.
+    scope: Scope,
     pub(super) tx: broadcast::Sender<Update>,
     state: Mutex<OutboxState>,
+    /// Held by the writer of a batch (write-behind), so that batches are written one at a time
+    /// and in order.
+    writing: tokio::sync::Mutex<()>,
+    /// Set once anyone may see the task's changes as they come (see [`Outbox::watch`]).
+    watched: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -82,6 +129,9 @@ pub(super) struct OutboxState {
     pub(super) published: Option<(Arc<Task>, u64)>,
     /// Whether a background flush runs (see [`TaskCell::record`](super::TaskCell::record)).
     pub(super) flushing: bool,
+    /// The sequence number of the last change written to the store: the queued changes after
+    /// it are not written yet (write-behind, see the module docs).
+    written: u64,
 }
 
 #[derive(Debug)]
@@ -93,16 +143,84 @@ pub(super) struct Unpublished {
 
 impl Outbox {
     /// The outbox of a task last written as `stored` (`None`: not created yet).
-    pub(in crate::engine) fn new(id: TaskId, stored: Option<&StoredTask>) -> Self {
+    pub(in crate::engine) fn new(id: TaskId, scope: Scope, stored: Option<&StoredTask>) -> Self {
         Self {
             id,
+            scope,
             tx: broadcast::channel(BROADCAST_CAPACITY).0,
             state: Mutex::new(OutboxState {
                 queue: VecDeque::new(),
                 published: stored.map(|s| (s.task.clone(), s.version)),
                 flushing: false,
+                written: stored.map_or(0, |s| s.version),
             }),
+            writing: tokio::sync::Mutex::new(()),
+            watched: AtomicBool::new(false),
         }
+    }
+
+    /// Someone watches the task as it goes (a stream, a webhook, a `returnImmediately` send):
+    /// from now on each change is revealed as it comes, not at the next reveal only.
+    pub(crate) fn watch(&self) {
+        self.watched.store(true, Ordering::Release);
+    }
+
+    /// Whether someone watches the task as it goes (see [`Outbox::watch`]).
+    pub(super) fn watched(&self) -> bool {
+        self.watched.load(Ordering::Acquire)
+    }
+
+    /// Reveals the changes waiting unwritten, with a flush in the background, unless one runs
+    /// (someone started watching, or the queue is full).
+    pub(super) fn reveal(self: &Arc<Self>, rt: &Arc<Engine>) {
+        let mut out = self.lock();
+        if out.flushing || out.queue.back().is_none_or(|u| u.event.seq <= out.written) {
+            return;
+        }
+        out.flushing = true;
+        drop(out);
+        tokio::spawn(self.clone().flush_in_background(rt.clone()));
+    }
+
+    /// Whether changes wait unwritten (write-behind).
+    pub(crate) fn unwritten(&self) -> bool {
+        let out = self.lock();
+        out.queue.back().is_some_and(|u| u.event.seq > out.written)
+    }
+
+    /// Writes the queued changes up to `seq` that are not written yet, in one batch
+    /// ([`TaskStore::write_batch`](crate::store::TaskStore::write_batch)). Each is written
+    /// once: a caller finds written what an earlier caller's batch covered.
+    async fn write(&self, rt: &Engine, seq: u64) -> Result<(), StoreError> {
+        if self.lock().written >= seq {
+            return Ok(());
+        }
+        let _writing = self.writing.lock().await;
+        let (base, batch) = {
+            let out = self.lock();
+            let base = out.written;
+            let batch: Vec<(Arc<Task>, Arc<SeqEvent>)> = (out.queue.iter())
+                .filter(|u| u.event.seq > base && u.event.seq <= seq)
+                .map(|u| (u.task.clone(), u.event.clone()))
+                .collect();
+            (base, batch)
+        };
+        let Some(last) = batch.last().map(|(_, e)| e.seq) else {
+            return Ok(());
+        };
+        let changes: Vec<BatchWrite<'_>> = batch
+            .iter()
+            .map(|(task, e)| BatchWrite {
+                task,
+                event: match &e.event {
+                    Published::Created(_) => None,
+                    Published::Event(event) => Some(event),
+                },
+            })
+            .collect();
+        rt.store.write_batch(&self.scope, base, &changes).await?;
+        self.lock().written = last;
+        Ok(())
     }
 
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, OutboxState> {
@@ -148,7 +266,10 @@ impl Outbox {
         let Some(seq) = self.lock().queue.back().map(|u| u.event.seq) else {
             return Ok(());
         };
+        self.write(rt, seq).await?;
         rt.store.sync().await?;
+        #[cfg(feature = "testing")]
+        fault::after_batch();
         self.publish(rt, seq, None).await;
         Ok(())
     }
@@ -165,7 +286,11 @@ impl Outbox {
             }) else {
                 return;
             };
-            if let Err(e) = rt.store.sync().await {
+            let durable = match self.write(&rt, seq).await {
+                Ok(()) => rt.store.sync().await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = durable {
                 tracing::error!(task = %self.id, error = %e, "flushing the task's changes failed");
                 self.lock().flushing = false;
                 return;
@@ -178,5 +303,20 @@ impl Outbox {
     pub(in crate::engine) fn done(&self) {
         let _out = self.lock();
         let _ = self.tx.send(Update::Done);
+    }
+}
+
+/// Faults a test injects into a real server process (feature `testing`).
+#[cfg(feature = "testing")]
+mod fault {
+    /// With `A2A_FAULT=abort-after-batch` in the environment, aborts the process once a batch
+    /// of changes is written and flushed, before anyone is shown it: the crash between a
+    /// batch's write and its reveal (`tests/durability.rs`).
+    pub(super) fn after_batch() {
+        static ABORT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        if *ABORT.get_or_init(|| std::env::var("A2A_FAULT").is_ok_and(|v| v == "abort-after-batch"))
+        {
+            std::process::abort();
+        }
     }
 }

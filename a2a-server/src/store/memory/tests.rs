@@ -28,6 +28,7 @@ async fn memory_store_keeps_a_gap_free_log_expires_old_tasks_and_claims_messages
 #[tokio::test]
 async fn memory_store_reads_a_long_append_stream_as_its_fold() {
     crate::store::tests::long_append_stream_reads_back_as_its_fold(&MemoryStore::new()).await;
+    crate::store::tests::batch_writes_read_back_as_single_writes(&MemoryStore::new()).await;
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! Opening a sled store: the directory lock, the trees, and the listing counts.
 
-use super::{DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SledStore, backend, list, relist};
+use super::{
+    DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SledStore, backend, list, record, relist,
+};
 use crate::cache::Fifo;
 use crate::store::StoreError;
 use std::path::Path;
@@ -62,12 +64,15 @@ impl SledStore {
     /// listing prefix, and writes the listing keys that a crash kept a relist from writing
     /// (see `sled/relist.rs`). A database written before the listing indexes (or the claims'
     /// time index) existed gets them built, once (marker keys in tree `store_meta` record
-    /// it); the deletes a crash cut short are finished.
+    /// it); the deletes a crash cut short are finished; heads written before issue 41 are
+    /// rewritten to carry their creation event (see `sled/open.rs`).
     pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
         let tasks = db.open_tree("tasks").map_err(backend)?;
         let lists = db.open_tree("task_lists").map_err(backend)?;
         let (counts, generation) = list::open_indexes(&db, &tasks, &lists)?;
         super::finish_deletes(&db, &tasks)?;
+        let events = db.open_tree("task_events").map_err(backend)?;
+        carry_creations(&db, &tasks, &events)?;
         let claims = db.open_tree("message_claims").map_err(backend)?;
         super::claims::drop_claim_times(&db)?;
         let pushes = db.open_tree("push_configs").map_err(backend)?;
@@ -80,7 +85,7 @@ impl SledStore {
             #[cfg(test)]
             visited: Arc::default(),
             index: db.open_tree("task_index").map_err(backend)?,
-            events: db.open_tree("task_events").map_err(backend)?,
+            events,
             claims,
             claim_cursor: Arc::default(),
             pushes,
@@ -95,4 +100,45 @@ impl SledStore {
             db,
         })
     }
+}
+
+/// The `store_meta` key marking that every head carries its creation event.
+const CARRIED: &[u8] = b"heads_carry_creation";
+
+/// Migration, once per database: rewrites every head written before issue 41 (its creation
+/// event as the log's entry 1) to carry its creation event, then removes that entry (see
+/// `sled/record.rs`), and records that it is done. Idempotent: a crash between a head's rewrite
+/// and the entry's removal leaves an entry no read looks at (a head that carries its creation
+/// never reads the log's entry 1), and the next open finishes the job. Returns how many heads
+/// it rewrote.
+pub(super) fn carry_creations(
+    db: &sled::Db,
+    tasks: &sled::Tree,
+    events: &sled::Tree,
+) -> Result<usize, StoreError> {
+    let meta = db.open_tree(super::META).map_err(backend)?;
+    if meta.contains_key(CARRIED).map_err(backend)? {
+        return Ok(0);
+    }
+    let mut rewritten = 0;
+    for entry in tasks.iter() {
+        let (key, value) = entry.map_err(backend)?;
+        if !value.starts_with(record::HEAD) {
+            continue;
+        }
+        let head: record::HeadIn<'_> = serde_json::from_slice(&value).map_err(backend)?;
+        let id = std::str::from_utf8(&key).map_err(backend)?;
+        let first = super::log_key(id, 1);
+        if head.created.is_none()
+            && let Some(created) = events.get(&first).map_err(backend)?
+        {
+            tasks
+                .insert(&key, record::with_created(value.to_vec(), &created))
+                .map_err(backend)?;
+            rewritten += 1;
+        }
+        events.remove(first).map_err(backend)?;
+    }
+    meta.insert(CARRIED, &[] as &[u8]).map_err(backend)?;
+    Ok(rewritten)
 }

@@ -8,6 +8,11 @@
 //! have accumulated since the value's version. So a stream of `n` artifact chunks writes
 //! `O(n)` bytes of events plus `n / SNAPSHOT_EVERY` snapshots, instead of `n` whole tasks.
 //!
+//! A head written since issue 41 carries the creation event itself (key `created`), which the
+//! log then lacks (one key fewer per task); a snapshot written over such a head puts it back in
+//! the log as entry 1. Older heads (creation event in the log) are rewritten so when the store
+//! opens (`sled/open.rs`).
+//!
 //! A task starts with a head, and keeps one while its task is exactly the fold of its log
 //! (a continuation, whose user message enters the history without an event, is not) and
 //! shorter than [`SNAPSHOT_EVERY`] events; then a snapshot. So a task that is created and
@@ -46,11 +51,15 @@ pub(super) struct Record {
     /// The task at its current version.
     pub(super) stored: StoredTask,
     /// The version of its value in tree `tasks` (a snapshot or a head).
-    snapshot: u64,
+    pub(super) snapshot: u64,
     /// Whether that value is a head (the task is its creation event folded with the log).
-    headed: bool,
+    pub(super) headed: bool,
     /// The JSON size of the snapshot and of the events after it (the cache weight).
-    bytes: usize,
+    pub(super) bytes: usize,
+    /// The creation event `{"task": …}` its head carries (a head written since issue 41), which
+    /// is then not in the log; `None` for a snapshot, and for an older head, whose creation
+    /// event is the log's entry 1.
+    pub(super) created: Option<Arc<[u8]>>,
 }
 
 impl Weigh for Record {
@@ -62,7 +71,7 @@ impl Weigh for Record {
 /// Whether an event is always written with a snapshot of its version: a status update (a
 /// state change, or a continuation, whose user message enters the history without an event)
 /// and a whole task.
-fn needs_snapshot(event: &StreamResponse) -> bool {
+pub(super) fn needs_snapshot(event: &StreamResponse) -> bool {
     matches!(
         event,
         StreamResponse::StatusUpdate(_) | StreamResponse::Task(_)
@@ -72,13 +81,13 @@ fn needs_snapshot(event: &StreamResponse) -> bool {
 /// Whether `task` is `previous` with `event` applied: what `TaskStore::update` requires of an
 /// event that is stored alone (checked in debug builds), and what lets a status update keep
 /// its task's head.
-fn folds_to(previous: &Task, event: &StreamResponse, task: &Task) -> bool {
+pub(super) fn folds_to(previous: &Task, event: &StreamResponse, task: &Task) -> bool {
     let mut folded = previous.clone();
     folded.apply(event).is_ok() && folded == *task
 }
 
 /// How a head value starts: a snapshot starts `{"task":`.
-const HEAD: &[u8] = b"{\"head\":";
+pub(super) const HEAD: &[u8] = b"{\"head\":";
 
 /// A head value as written: the version, then the fields `list::listed` reads of any record,
 /// and the relist generation (see `sled/relist.rs`).
@@ -117,10 +126,25 @@ struct HeadStatus<'a> {
 
 /// A head value as read.
 #[derive(serde::Deserialize)]
-struct HeadIn {
+pub(super) struct HeadIn<'a> {
     head: u64,
     #[serde(default)]
     scope: Scope,
+    /// The creation event, in a head written since issue 41.
+    #[serde(borrow, default)]
+    pub(super) created: Option<&'a serde_json::value::RawValue>,
+}
+
+/// `head` (a head value, a JSON object) carrying the creation event `created`: one key fewer
+/// per task than the creation event in the log.
+pub(super) fn with_created(mut head: Vec<u8>, created: &[u8]) -> Vec<u8> {
+    debug_assert_eq!(head.last(), Some(&b'}'));
+    head.pop();
+    head.reserve(created.len() + 12);
+    head.extend_from_slice(b",\"created\":");
+    head.extend_from_slice(created);
+    head.push(b'}');
+    head
 }
 
 fn encode_snapshot(t: &StoredTask, generation: u64) -> Result<Vec<u8>, StoreError> {
@@ -154,7 +178,9 @@ fn encode_head(t: &StoredTask, generation: u64) -> Result<Vec<u8>, StoreError> {
 #[cfg(test)]
 pub(super) fn value_version(raw: &[u8]) -> Result<u64, StoreError> {
     if raw.starts_with(HEAD) {
-        Ok(serde_json::from_slice::<HeadIn>(raw).map_err(backend)?.head)
+        Ok(serde_json::from_slice::<HeadIn<'_>>(raw)
+            .map_err(backend)?
+            .head)
     } else {
         Ok(decode(raw)?.version)
     }
@@ -182,8 +208,8 @@ impl SledStore {
         if self.tasks.contains_key(id.as_bytes()).map_err(backend)? {
             return Err(StoreError::AlreadyExists(stored.task.id.clone()));
         }
-        // The creation event is the whole task: a head is enough.
-        self.write_value(stored, None, event, true)
+        // The creation event is the whole task: a head carrying it is enough.
+        self.write_value(stored, None, Vec::new(), true, 0, Some(event.into()))
     }
 
     /// `TaskStore::update`: checks the version under the task's write lock, then stores the
@@ -223,7 +249,8 @@ impl SledStore {
             let headed = previous.headed
                 && stored.version < SNAPSHOT_EVERY
                 && folds_to(&previous.stored.task, event, &stored.task);
-            return self.write_value(stored, Some(previous), bytes, headed);
+            let created = previous.created.clone();
+            return self.write_value(stored, Some(previous), bytes, headed, 0, created);
         }
         debug_assert!(
             folds_to(&previous.stored.task, event, &stored.task),
@@ -242,6 +269,7 @@ impl SledStore {
                 snapshot: previous.snapshot,
                 headed: previous.headed,
                 bytes: weight,
+                created: previous.created,
             },
         );
         Ok(stored)
@@ -260,12 +288,20 @@ impl SledStore {
     /// No sled transaction or batch is used: in sled 0.34 they switch every thread to a
     /// reader-writer lock that can deadlock against a concurrent `flush` (which we call before
     /// every acknowledgement).
-    fn write_value(
+    ///
+    /// `logged`: the bytes of the events a batch inserted before this one (see
+    /// [`Self::batch_record`]), which a head's fold reads too. `event` is empty when the value
+    /// is at version 1: its event is the creation, `created`. `created` is the creation event
+    /// a head carries (the new task's, or the previous head's): a head carries it on, a
+    /// snapshot puts it back in the log as entry 1.
+    pub(super) fn write_value(
         &self,
         stored: StoredTask,
         previous: Option<Record>,
         event: Vec<u8>,
         headed: bool,
+        logged: usize,
+        created: Option<Arc<[u8]>>,
     ) -> Result<StoredTask, StoreError> {
         let id = stored.task.id.as_str();
         // An artifact or a message leaves the listing keys (and counts) as they are.
@@ -278,14 +314,32 @@ impl SledStore {
             .map(|p| Listed::of(&p.stored));
         let finished = stored.task.status.state.is_terminal();
         let generation = self.stamp(&stored.task.id, moved, old_listed.as_ref(), finished);
-        let value = if headed {
-            encode_head(&stored, generation)?
-        } else {
-            encode_snapshot(&stored, generation)?
+        let (value, carried) = match created {
+            Some(created) if headed => (
+                with_created(encode_head(&stored, generation)?, &created),
+                Some(created),
+            ),
+            created => {
+                if let Some(created) = created {
+                    // The log takes back the creation event a head carried: a snapshot's log is
+                    // whole.
+                    self.events
+                        .insert(log_key(id, 1), &*created)
+                        .map_err(backend)?;
+                }
+                let value = if headed {
+                    encode_head(&stored, generation)?
+                } else {
+                    encode_snapshot(&stored, generation)?
+                };
+                (value, None)
+            }
         };
         // A head's record weighs its log so far (what its fold reads); a snapshot itself.
         let bytes = if headed {
-            event.len() + previous.as_ref().map_or(0, |p| p.bytes)
+            let before = (previous.as_ref().map(|p| p.bytes))
+                .unwrap_or_else(|| carried.as_ref().map_or(0, |c| c.len()));
+            event.len() + logged + before
         } else {
             value.len()
         };
@@ -295,9 +349,11 @@ impl SledStore {
             (t.task.status.state.is_terminal()).then(|| index_key(t.sort_millis(), id))
         };
         let new_key = retained(&stored);
-        self.events
-            .insert(log_key(id, stored.version), event)
-            .map_err(backend)?;
+        if !event.is_empty() {
+            self.events
+                .insert(log_key(id, stored.version), event)
+                .map_err(backend)?;
+        }
         if let Some(k) = &new_key {
             self.index
                 .insert(k.as_slice(), &[] as &[u8])
@@ -320,6 +376,7 @@ impl SledStore {
                 snapshot: stored.version,
                 headed,
                 bytes,
+                created: carried,
             },
         );
         if let Some(old_key) = previous.as_ref().and_then(|p| retained(&p.stored))
@@ -358,13 +415,14 @@ impl SledStore {
             headed: false,
             bytes,
             stored: snapshot,
+            created: None,
         })
     }
 
     /// A head: the creation event folded with every event up to the head's version (each
     /// committed by the head), then the committed events after it (see [`Self::fold_tail`]).
     fn materialize_head(&self, id: &TaskId, raw: &[u8]) -> Result<Record, StoreError> {
-        let head: HeadIn = serde_json::from_slice(raw).map_err(backend)?;
+        let head: HeadIn<'_> = serde_json::from_slice(raw).map_err(backend)?;
         let corrupt = |what: &str| {
             StoreError::Backend(
                 format!("task {id}: {what} under its head (version {})", head.head).into(),
@@ -384,12 +442,16 @@ impl SledStore {
                     })
                 })
         };
-        let first = logged(1)?;
-        let StreamResponse::Task(mut task) = serde_json::from_slice(&first).map_err(backend)?
+        // The creation event: carried by the head (since issue 41), else the log's first.
+        let created: Arc<[u8]> = match head.created {
+            Some(raw) => raw.get().as_bytes().into(),
+            None => Arc::from(&*logged(1)?),
+        };
+        let StreamResponse::Task(mut task) = serde_json::from_slice(&created).map_err(backend)?
         else {
             return Err(corrupt("a first event that is not the task"));
         };
-        let mut bytes = first.len();
+        let mut bytes = created.len();
         for seq in 2..=head.head {
             let value = logged(seq)?;
             let event: StreamResponse = serde_json::from_slice(&value).map_err(backend)?;
@@ -397,6 +459,7 @@ impl SledStore {
             bytes += value.len();
         }
         let version = head.head;
+        let carried = head.created.is_some().then_some(created);
         self.fold_tail(Record {
             snapshot: version,
             headed: true,
@@ -406,6 +469,7 @@ impl SledStore {
                 version,
                 scope: head.scope,
             },
+            created: carried,
         })
     }
 

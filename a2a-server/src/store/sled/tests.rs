@@ -5,6 +5,7 @@ use super::*;
 use std::time::Instant;
 
 mod listing;
+mod migrate;
 
 #[tokio::test]
 async fn sled_store_creates_gets_and_updates() {
@@ -354,10 +355,20 @@ async fn sled_store_keeps_a_head_while_the_task_is_its_log_folded_and_a_snapshot
             "its completion folds onto it: still a head"
         );
         let head = store.tasks.get("echo").unwrap().unwrap();
+        let mut fields: serde_json::Value = serde_json::from_slice(&head).unwrap();
+        let carried = fields.as_object_mut().unwrap().remove("created");
+        assert_eq!(
+            carried.unwrap()["task"]["status"]["state"],
+            "TASK_STATE_SUBMITTED",
+            "a head carries its creation event"
+        );
         assert!(
-            head.len() < 200,
-            "a head holds no task: {}",
-            String::from_utf8_lossy(&head)
+            store.events.get(log_key("echo", 1)).unwrap().is_none(),
+            "which the log then lacks"
+        );
+        assert!(
+            fields.to_string().len() < 200,
+            "besides it, a head holds no task: {fields}"
         );
         assert_eq!(
             super::list::listed(&head).unwrap(),

@@ -1,0 +1,149 @@
+//! Heads that carry their creation event (issue 41): one key fewer per task, the log taking
+//! the creation back when a snapshot replaces the head, and the migration at open of a store
+//! whose heads do not (as every store written before issue 41).
+
+use super::*;
+use crate::store::tests::{status_event, task_at, write};
+
+/// What a store written before issue 41 holds for a task with a head: the head without its
+/// creation event, which is the log's entry 1 instead (the format those versions wrote).
+fn as_written_before_issue_41(store: &SledStore, id: &str) {
+    let head = store.tasks.get(id).unwrap().unwrap();
+    let mut value: serde_json::Value = serde_json::from_slice(&head).unwrap();
+    let created = value.as_object_mut().unwrap().remove("created").unwrap();
+    store
+        .events
+        .insert(log_key(id, 1), serde_json::to_vec(&created).unwrap())
+        .unwrap();
+    store
+        .tasks
+        .insert(id, serde_json::to_vec(&value).unwrap())
+        .unwrap();
+}
+
+/// The log of a task, whole.
+async fn log(store: &SledStore, id: &str) -> Vec<LoggedEvent> {
+    store.events(&TaskId::from(id), 0, 100).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_store_written_before_issue_41_is_migrated_at_open_and_reads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = Scope::default();
+    let (done, open, logs) = {
+        let store = SledStore::open(dir.path()).unwrap();
+        // A finished echo, and a task still working (a head each).
+        let t = task_at("done", "c", TaskState::Submitted, 10);
+        let created = store
+            .create(Arc::new(t.clone()), scope.clone())
+            .await
+            .unwrap();
+        let mut finished = t.clone();
+        finished.status = task_at("done", "c", TaskState::Completed, 20).status;
+        let done = write(&store, &created, status_event(&finished)).await;
+        let w = task_at("open", "c", TaskState::Submitted, 10);
+        let created = store
+            .create(Arc::new(w.clone()), scope.clone())
+            .await
+            .unwrap();
+        let mut working = w.clone();
+        working.status = task_at("open", "c", TaskState::Working, 30).status;
+        let open = write(&store, &created, status_event(&working)).await;
+        for id in ["done", "open"] {
+            as_written_before_issue_41(&store, id);
+        }
+        forget_cached(&store);
+        let logs = (log(&store, "done").await, log(&store, "open").await);
+        assert_eq!(logs.0.len(), 2, "the old format reads whole");
+        assert_eq!(
+            store.get(&done.task.id).await.unwrap().as_ref(),
+            Some(&done)
+        );
+        store.sync().await.unwrap();
+        // Not marked migrated: a store before issue 41 had no marker.
+        store
+            .db
+            .open_tree(META)
+            .unwrap()
+            .remove(b"heads_carry_creation")
+            .unwrap();
+        store.db.flush().unwrap();
+        (done, open, logs)
+    };
+    let store = SledStore::open(dir.path()).unwrap();
+    for id in ["done", "open"] {
+        let head: serde_json::Value =
+            serde_json::from_slice(&store.tasks.get(id).unwrap().unwrap()).unwrap();
+        assert_eq!(
+            head["created"]["task"]["id"], id,
+            "{id}'s head carries its creation"
+        );
+        assert!(
+            store.events.get(log_key(id, 1)).unwrap().is_none(),
+            "{id}'s log entry 1 is gone"
+        );
+    }
+    assert_eq!(store.get(&done.task.id).await.unwrap(), Some(done));
+    assert_eq!(store.get(&open.task.id).await.unwrap(), Some(open.clone()));
+    assert_eq!((log(&store, "done").await, log(&store, "open").await), logs);
+    assert_eq!(
+        store.events(&open.task.id, 1, 10).await.unwrap(),
+        logs.1[1..],
+        "after the creation"
+    );
+    // The migrated task goes on: finished, its head still carries the creation.
+    let mut finished = Task::clone(&open.task);
+    finished.status = task_at("open", "c", TaskState::Completed, 40).status;
+    let finished = write(&store, &open, status_event(&finished)).await;
+    forget_cached(&store);
+    assert_eq!(store.get(&open.task.id).await.unwrap(), Some(finished));
+    assert_eq!(log(&store, "open").await.len(), 3);
+    // Opening again finds it done: nothing to rewrite.
+    drop(store);
+    let store = SledStore::open(dir.path()).unwrap();
+    assert_eq!(
+        super::super::open::carry_creations(&store.db, &store.tasks, &store.events).unwrap(),
+        0
+    );
+}
+
+#[tokio::test]
+async fn a_snapshot_over_a_head_puts_the_creation_back_in_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    let t = task_at("long", "c", TaskState::Working, 10);
+    let mut stored = store.create(Arc::new(t), Scope::default()).await.unwrap();
+    assert!(store.events.get(log_key("long", 1)).unwrap().is_none());
+    // Artifacts past SNAPSHOT_EVERY: the head gives way to a snapshot.
+    for i in 0..SNAPSHOT_EVERY {
+        let event = StreamResponse::ArtifactUpdate(a2a_core::TaskArtifactUpdateEvent {
+            task_id: stored.task.id.clone(),
+            context_id: stored.task.context_id.clone(),
+            artifact: a2a_core::Artifact::text("x", format!("a{i}")).with_id(format!("a{i}")),
+            append: false,
+            last_chunk: true,
+            metadata: None,
+            generation: 0,
+        });
+        stored = write(&store, &stored, event).await;
+    }
+    assert!(!is_head(&store, "long"));
+    assert!(store.events.get(log_key("long", 1)).unwrap().is_some());
+    forget_cached(&store);
+    let events = log(&store, "long").await;
+    assert_eq!(events.len() as u64, SNAPSHOT_EVERY + 1);
+    assert!(matches!(events[0].event, StreamResponse::Task(_)));
+    assert_eq!(store.get(&stored.task.id).await.unwrap(), Some(stored));
+}
+
+#[tokio::test]
+async fn sled_store_writes_a_batch_as_single_writes_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    crate::store::tests::batch_writes_read_back_as_single_writes(&store).await;
+    forget_cached(&store);
+    let t = store.get(&TaskId::from("batch")).await.unwrap().unwrap();
+    assert_eq!(t.version, 5, "read from disk");
+    assert!(is_head(&store, "batch"), "a head, carrying the creation");
+    assert!(store.events.get(log_key("batch", 1)).unwrap().is_none());
+}
