@@ -63,6 +63,12 @@ pub(crate) struct Replication {
     pub(crate) ttl: Duration,
 }
 
+/// A lease taken over for a continuation: whom it was taken from.
+#[derive(Debug)]
+pub(crate) struct TakenLease {
+    previous: Option<String>,
+}
+
 /// Where an engine keeps its tasks, and its message claims.
 pub(crate) struct Stores {
     /// Tasks, their logs and webhook registrations.
@@ -267,17 +273,38 @@ impl Engine {
         self.cells.lock().expect("cells lock").remove(id);
     }
 
-    /// Takes the execution lease of `id` (with `take_over`, whoever holds it). Returns whether
-    /// this engine may run the task's agent; always true without shared leases.
-    pub(super) async fn lease(&self, id: &TaskId, take_over: bool) -> Result<bool, Error> {
+    /// Takes the execution lease of `id` unless another live replica holds it. Returns
+    /// whether this engine may run the task's agent; always true without shared leases.
+    pub(super) async fn lease(&self, id: &TaskId) -> Result<bool, Error> {
         let Some(r) = &self.replication else {
             return Ok(true);
         };
-        if take_over {
-            r.leases.take_over(id, &r.owner, r.ttl).await?;
-            return Ok(true);
-        }
         Ok(r.leases.acquire(id, &r.owner, r.ttl).await?)
+    }
+
+    /// Takes the execution lease of `id` whoever holds it, for a continuation. Returns the
+    /// lease as it was, for [`Engine::give_back_lease`] (`None` without shared leases).
+    pub(super) async fn take_over_lease(&self, id: &TaskId) -> Result<Option<TakenLease>, Error> {
+        let Some(r) = &self.replication else {
+            return Ok(None);
+        };
+        let previous = r.leases.take_over(id, &r.owner, r.ttl).await?;
+        Ok(Some(TakenLease { previous }))
+    }
+
+    /// Gives a lease taken over for a refused continuation back to whoever held it, if this
+    /// engine still holds it; a failure is logged (the lease then stays with this replica).
+    pub(super) async fn give_back_lease(&self, id: &TaskId, taken: TakenLease) {
+        let Some(r) = &self.replication else {
+            return;
+        };
+        if let Err(e) = r
+            .leases
+            .give_back(id, &r.owner, taken.previous.as_deref())
+            .await
+        {
+            tracing::warn!(task = %id, error = %e, "could not give a lease back");
+        }
     }
 
     /// Of `tasks`, those leased by another live replica (none without shared leases).
@@ -320,9 +347,17 @@ impl Engine {
         cell.generation.fetch_add(1, Ordering::SeqCst) + 1
     }
 
-    /// Undoes [`Engine::begin`] for an execution that did not start after all.
-    pub(super) fn abandon(&self, cell: &TaskCell) {
+    /// Undoes [`Engine::begin`] (which returned `generation`) for an execution that did not
+    /// start after all: the generation goes back too, unless a later execution began since,
+    /// so that the execution still running wraps up as the latest.
+    pub(super) fn abandon(&self, cell: &TaskCell, generation: u64) {
         cell.running.fetch_sub(1, Ordering::AcqRel);
+        let _ = cell.generation.compare_exchange(
+            generation,
+            generation - 1,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
     }
 
     /// An execution of the agent's `execute` for `cell` (started with [`Engine::begin`]), for
@@ -373,7 +408,7 @@ impl Engine {
             let failure = match outcome {
                 Ok(Ok(())) => None,
                 Ok(Err(e)) if !resume && rt.refuse(&cell, &e).await => {
-                    rt.abandon(&cell);
+                    rt.abandon(&cell, generation);
                     cell.outbox.done();
                     return;
                 }

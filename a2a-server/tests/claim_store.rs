@@ -165,8 +165,16 @@ impl a2a_server::Leases for FlakyLeases {
         task: &a2a_core::TaskId,
         owner: &str,
         ttl: std::time::Duration,
-    ) -> Result<(), a2a_server::StoreError> {
+    ) -> Result<Option<String>, a2a_server::StoreError> {
         self.inner.take_over(task, owner, ttl).await
+    }
+    async fn give_back(
+        &self,
+        task: &a2a_core::TaskId,
+        owner: &str,
+        previous: Option<&str>,
+    ) -> Result<(), a2a_server::StoreError> {
+        self.inner.give_back(task, owner, previous).await
     }
     async fn renew(
         &self,

@@ -135,9 +135,20 @@ async fn the_leases_of_a_replica_that_stopped_go_to_exactly_one_survivor() {
     b.release(&first, owner).await.unwrap();
     c.release(&first, owner).await.unwrap();
     assert!(a.acquire(&first, "a", ttl).await.unwrap());
-    // A continuation takes a task over whoever holds it.
-    c.take_over(&first, "c", ttl).await.unwrap();
+    // A continuation takes a task over whoever holds it, and learns from whom.
+    let previous = c.take_over(&first, "c", ttl).await.unwrap();
+    assert_eq!(previous.as_deref(), Some("a"));
     assert_eq!(c.holder(&first).await.unwrap().as_deref(), Some("c"));
+    // The task refused the message: the lease goes back, and only from its holder.
+    b.give_back(&first, "b", None).await.unwrap();
+    assert_eq!(c.holder(&first).await.unwrap().as_deref(), Some("c"));
+    c.give_back(&first, "c", previous.as_deref()).await.unwrap();
+    assert_eq!(c.holder(&first).await.unwrap().as_deref(), Some("a"));
+    // Taken from no one, given back to no one: free again.
+    let free = TaskId::from("never-leased");
+    assert_eq!(c.take_over(&free, "c", ttl).await.unwrap(), None);
+    c.give_back(&free, "c", None).await.unwrap();
+    assert_eq!(c.holder(&free).await.unwrap(), None);
 }
 
 /// A "replica" on the test's schema: a store and its bus.

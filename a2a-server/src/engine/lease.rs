@@ -25,8 +25,25 @@ pub trait Leases: Send + Sync + 'static {
     async fn acquire(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<bool, StoreError>;
 
     /// Takes the lease of `task` for `owner` whoever holds it: a client continued the task,
-    /// which was waiting for input, so whatever ran it before has paused.
-    async fn take_over(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<(), StoreError>;
+    /// which was waiting for input, so whatever ran it before has paused. Returns the owner
+    /// it was taken from (`None` when no one held it), for [`Leases::give_back`].
+    async fn take_over(
+        &self,
+        task: &TaskId,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// Gives the lease of `task` back to `previous` (or frees it when `None`), if `owner`
+    /// still holds it: `owner` took it over for a message the task then refused (it was not
+    /// waiting for one, or another continuation won), so the replica that held it before
+    /// goes on holding it. If another owner has taken it since, nothing changes.
+    async fn give_back(
+        &self,
+        task: &TaskId,
+        owner: &str,
+        previous: Option<&str>,
+    ) -> Result<(), StoreError>;
 
     /// Extends every lease `owner` holds to `ttl` from now (the heartbeat).
     async fn renew(&self, owner: &str, ttl: Duration) -> Result<(), StoreError>;
@@ -99,15 +116,41 @@ impl Leases for LocalLeases {
         Ok(true)
     }
 
-    async fn take_over(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+    async fn take_over(
+        &self,
+        task: &TaskId,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<String>, StoreError> {
         let lease = Lease {
             owner: owner.into(),
             expires: Instant::now() + ttl,
         };
-        self.leases
+        let previous = self
+            .leases
             .lock()
             .expect("lease lock")
             .insert(task.clone(), lease);
+        Ok(previous.map(|l| l.owner.to_string()))
+    }
+
+    async fn give_back(
+        &self,
+        task: &TaskId,
+        owner: &str,
+        previous: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let mut leases = self.leases.lock().expect("lease lock");
+        let Some(held) = leases.get_mut(task).filter(|l| &*l.owner == owner) else {
+            return Ok(());
+        };
+        match previous {
+            // Its expiry stays: the previous owner's heartbeat renews it, or it lapses.
+            Some(previous) => held.owner = previous.into(),
+            None => {
+                leases.remove(task);
+            }
+        }
         Ok(())
     }
 

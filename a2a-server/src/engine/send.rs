@@ -79,8 +79,8 @@ pub(crate) enum Answer {
 /// What a failed start has done so far, undone in reverse order by [`Engine::undo`].
 #[derive(Default)]
 struct Undo {
-    /// The cell was begun for an execution that did not start.
-    begun: Option<Arc<TaskCell>>,
+    /// The cell was begun (this generation) for an execution that did not start.
+    begun: Option<(Arc<TaskCell>, u64)>,
     /// A new task's cell is in the engine's map.
     new_cell: Option<TaskId>,
     /// The message's claim, taken.
@@ -142,11 +142,11 @@ impl Engine {
             }
         }
         let generation = self.begin(&cell);
-        undo.begun = Some(cell.clone());
+        undo.begun = Some((cell.clone(), generation));
         // Only with shared leases is there anything to wait for (boxed: every send's future
         // stays small).
         if self.replication.is_some()
-            && let Err(e) = Box::pin(self.lease(&cell.id, false)).await
+            && let Err(e) = Box::pin(self.lease(&cell.id)).await
         {
             self.undo(undo).await;
             return Err(e);
@@ -232,14 +232,16 @@ impl Engine {
         // The run starts before the task moves to WORKING: a wrap-up of the run that asked for
         // input then leaves the task alone, and no replica takes it for an orphan.
         let generation = self.begin(&cell);
-        undo.begun = Some(cell.clone());
-        // Taken over, and kept if a later step fails: another replica may have continued the
-        // task meanwhile, and a task left WORKING without a lease would be resumed as an
-        // orphan while that replica runs it.
-        if let Err(e) = self.lease(&task_id, true).await {
-            self.undo(undo).await;
-            return Err(e);
-        }
+        undo.begun = Some((cell.clone(), generation));
+        // Taken over before the continuation is stored: a task WORKING without a lease would
+        // be resumed as an orphan by another replica.
+        let taken = match self.take_over_lease(&task_id).await {
+            Ok(taken) => taken,
+            Err(e) => {
+                self.undo(undo).await;
+                return Err(e);
+            }
+        };
         let applied = match cell
             .apply(
                 self,
@@ -250,6 +252,15 @@ impl Engine {
         {
             Ok(applied) => applied,
             Err(e) => {
+                // Refused (the task was not waiting for a message, or another continuation
+                // won): whoever held the lease goes on holding it. After a store failure the
+                // continuation may have been stored, so the lease is kept, as a WORKING task
+                // needs one.
+                if let Some(taken) = taken
+                    && !e.is(ErrorKind::Internal)
+                {
+                    self.give_back_lease(&task_id, taken).await;
+                }
                 self.undo(undo).await;
                 return Err(e);
             }
@@ -299,8 +310,8 @@ impl Engine {
     /// do; a step that fails is logged (the claim expires with the de-duplication window, the
     /// webhook registration names a task that never ran).
     async fn undo(&self, undo: Undo) {
-        if let Some(cell) = &undo.begun {
-            self.abandon(cell);
+        if let Some((cell, generation)) = &undo.begun {
+            self.abandon(cell, *generation);
         }
         if let Some(id) = &undo.new_cell {
             self.forget(id);

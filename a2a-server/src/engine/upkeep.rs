@@ -57,7 +57,7 @@ impl Engine {
     /// on here or leased by a live replica. Returns whether it did.
     async fn resume_orphan(self: &Arc<Self>, stored: StoredTask) -> Result<bool, Error> {
         let id = stored.task.id.clone();
-        if self.live_cell(&id).is_some() || !self.lease(&id, false).await? {
+        if self.live_cell(&id).is_some() || !self.lease(&id).await? {
             return Ok(false); // worked on here, or leased by a live replica
         }
         // Read again now that the lease is ours: another replica may have taken the lease,

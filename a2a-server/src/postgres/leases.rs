@@ -1,7 +1,7 @@
 //! [`PgLeases`]: execution leases in the database, held while their replica heartbeats.
 
 use super::db::Db;
-use super::secs;
+use super::{backend, secs};
 use crate::engine::Leases;
 use crate::store::StoreError;
 use a2a_core::TaskId;
@@ -107,17 +107,60 @@ impl Leases for PgLeases {
         Ok(n == 1)
     }
 
-    async fn take_over(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+    async fn take_over(
+        &self,
+        task: &TaskId,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<String>, StoreError> {
         self.keep_alive(owner, ttl).await?;
-        self.db
-            .execute(
-                relaxed!(
-                    "INSERT INTO a2a_leases (task_id, owner) SELECT $1::text, $2::text FROM relaxed
-                     ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, since = now()"
-                ),
-                &[&task.as_str(), &owner],
+        // The row is locked first, so the owner read is the one replaced. (Two replicas
+        // taking a lease no one held at the same instant both read none: the later one's
+        // `give_back` then frees it rather than handing it to the other.)
+        let mut client = self.db.client().await?;
+        let tx = client.transaction().await.map_err(backend)?;
+        tx.batch_execute("SET LOCAL synchronous_commit = off")
+            .await
+            .map_err(backend)?;
+        let previous = tx
+            .query_opt(
+                "SELECT owner FROM a2a_leases WHERE task_id = $1 FOR UPDATE",
+                &[&task.as_str()],
             )
-            .await?;
+            .await
+            .map_err(backend)?
+            .map(|row| row.get::<_, String>(0));
+        tx.execute(
+            "INSERT INTO a2a_leases (task_id, owner) VALUES ($1, $2)
+             ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, since = now()",
+            &[&task.as_str(), &owner],
+        )
+        .await
+        .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        Ok(previous)
+    }
+
+    async fn give_back(
+        &self,
+        task: &TaskId,
+        owner: &str,
+        previous: Option<&str>,
+    ) -> Result<(), StoreError> {
+        match previous {
+            Some(previous) => {
+                self.db
+                    .execute(
+                        relaxed!(
+                            "UPDATE a2a_leases l SET owner = $3 FROM relaxed
+                             WHERE l.task_id = $1 AND l.owner = $2"
+                        ),
+                        &[&task.as_str(), &owner, &previous],
+                    )
+                    .await?
+            }
+            None => self.release(task, owner).await.map(|()| 0)?,
+        };
         Ok(())
     }
 
