@@ -36,7 +36,6 @@ impl AgentExecutor for Echo {
             append: None,
             last_chunk: Some(true),
             metadata: None,
-            generation: 0,
         });
         let completed = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
             task_id: ctx.task_id,
@@ -47,7 +46,6 @@ impl AgentExecutor for Echo {
                 timestamp: None, // the handler stamps it
             },
             metadata: None,
-            generation: 0,
         });
         Box::pin(stream::iter([Ok(artifact), Ok(completed)]))
     }
@@ -63,7 +61,6 @@ impl AgentExecutor for Echo {
                     timestamp: None, // the handler stamps it
                 },
                 metadata: None,
-                generation: 0,
             }))
         }))
     }
