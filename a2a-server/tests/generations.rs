@@ -17,7 +17,9 @@ use a2a_server::{
 };
 use futures::StreamExt as _;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(feature = "postgres")]
+use std::time::Instant;
 use tokio::sync::Semaphore;
 use tokio::time::timeout;
 
@@ -435,6 +437,7 @@ async fn on_postgres_replicas_every_binding_sees_one_numbering_and_long_polls_ac
 /// Long polls on B returned within 50 ms of the changes on A (the median: the test suite runs
 /// beside others on two cores, where one wake-up may wait for a core), and none waited for
 /// anything but the bus (the server's own wait is 30 s).
+#[cfg(feature = "postgres")]
 fn woken_at_once(mut wakes: Vec<Duration>) {
     wakes.sort();
     let (median, slowest) = (wakes[wakes.len() / 2], wakes[wakes.len() - 1]);
