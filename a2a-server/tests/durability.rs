@@ -34,6 +34,72 @@ fn message(id: &str, text: &str) -> Value {
 
 // ---------------------------------------------------------------------------------------------
 
+/// A crash while a task waits unwritten (write-behind), after its message's claim became
+/// durable with another task's flush: the client got no answer; its retry is told that the
+/// first send was lost (rather than waiting on a claim whose task will never exist), and the
+/// next one runs the agent afresh. One task.
+#[cfg(all(feature = "cli", feature = "testing"))]
+#[tokio::test]
+async fn a_crash_before_a_tasks_first_write_lets_the_retried_send_run_afresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let http = reqwest::Client::new();
+    let mut server = Process::with_env(dir.path(), &[("A2A_FAULT", "abort-before-batch")]);
+    server.ready(&http).await;
+    let body = message("crash-2", "hello");
+    let first = http
+        .post(format!("{}/message:send", server.url))
+        .json(&body)
+        .send()
+        .await;
+    assert!(
+        first.is_err(),
+        "the server aborts before it answers: {first:?}"
+    );
+    assert!(!server.exited().await.success(), "the server aborted");
+    drop(server);
+
+    let server = Process::start(dir.path());
+    server.ready(&http).await;
+    let url = &server.url;
+    let send = || async {
+        let r = http
+            .post(format!("{url}/message:send"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        (r.status(), r.json::<Value>().await.unwrap())
+    };
+    // The claim names a task that was never written: the retry says so and lets the claim go.
+    let (status, refused) = send().await;
+    assert!(
+        !status.is_success() && refused.to_string().contains("lost in a server restart"),
+        "{status} {refused}"
+    );
+    let (status, retry) = send().await;
+    assert!(
+        status.is_success(),
+        "the next retry runs afresh: {status} {retry}"
+    );
+    assert_eq!(
+        retry["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{retry}"
+    );
+    let listed: Value = http
+        .get(format!("{url}/tasks"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        listed["tasks"].as_array().map(Vec::len),
+        Some(1),
+        "one task: {listed}"
+    );
+}
+
 /// The crash between a batch's write and its reveal (write-behind, `engine/cell/outbox.rs`):
 /// the server aborts once the task of a blocking send is written and flushed, before it
 /// answers. The client got no answer; its retry, to the restarted server, is answered with

@@ -366,6 +366,16 @@ impl Engine {
                 Ok(Some(_)) if immediately => return Ok(None),
                 Ok(Some(_)) => {}
                 Ok(None) => return Ok(None),
+                Err(_) if self.never_written(&id).await? => {
+                    // The first send's task waited unwritten (write-behind) when the server
+                    // stopped, and its claim had become durable: nothing of it is left to
+                    // answer with. The claim goes, so that the next try runs afresh.
+                    claims.release_claim(&key).await?;
+                    return Err(Error::new(
+                        ErrorKind::UnsupportedOperation,
+                        "The first send of this message was lost in a server restart before its task was written; send it again to retry",
+                    ));
+                }
                 Err(_) => match claims.claim_message(&key, claim.clone()).await? {
                     Some(MessageClaim { reply: Some(m), .. }) => return Ok(Some(m)),
                     Some(_) => {}
@@ -381,6 +391,15 @@ impl Engine {
                 },
             }
         }
+    }
+
+    /// Whether a claimed message's task `id` was never written and never will be: on a store
+    /// this process alone writes (write-behind), no execution of it runs here and the store
+    /// has no such task.
+    async fn never_written(&self, id: &TaskId) -> Result<bool, Error> {
+        Ok(self.store.flushes()
+            && self.live_cell(id).is_none()
+            && self.store.get(id).await?.is_none())
     }
 
     /// The stream of a retried streaming send: the first send's reply, or its task's events

@@ -266,6 +266,8 @@ impl Outbox {
         let Some(seq) = self.lock().queue.back().map(|u| u.event.seq) else {
             return Ok(());
         };
+        #[cfg(feature = "testing")]
+        fault::before_batch(rt).await;
         self.write(rt, seq).await?;
         rt.store.sync().await?;
         #[cfg(feature = "testing")]
@@ -313,10 +315,26 @@ mod fault {
     /// of changes is written and flushed, before anyone is shown it: the crash between a
     /// batch's write and its reveal (`tests/durability.rs`).
     pub(super) fn after_batch() {
-        static ABORT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        if *ABORT.get_or_init(|| std::env::var("A2A_FAULT").is_ok_and(|v| v == "abort-after-batch"))
-        {
+        if is("abort-after-batch") {
             std::process::abort();
         }
+    }
+
+    /// With `A2A_FAULT=abort-before-batch`, flushes the store (what another task's batch would
+    /// do, sharing the group commit: the message's claim becomes durable) and aborts before the
+    /// batch is written: the crash while a task waits unwritten (`tests/durability.rs`).
+    pub(super) async fn before_batch(rt: &crate::engine::Engine) {
+        if is("abort-before-batch") {
+            let _ = rt.store.sync().await;
+            std::process::abort();
+        }
+    }
+
+    fn is(fault: &str) -> bool {
+        static FAULT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+        FAULT
+            .get_or_init(|| std::env::var("A2A_FAULT").ok())
+            .as_deref()
+            == Some(fault)
     }
 }
