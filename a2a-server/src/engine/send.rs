@@ -366,18 +366,19 @@ impl Engine {
                 Ok(Some(_)) if immediately => return Ok(None),
                 Ok(Some(_)) => {}
                 Ok(None) => return Ok(None),
-                Err(_) if self.never_written(&id).await? => {
-                    // The first send's task waited unwritten (write-behind) when the server
-                    // stopped, and its claim had become durable: nothing of it is left to
-                    // answer with. The claim goes, so that the next try runs afresh.
-                    claims.release_claim(&key).await?;
-                    return Err(Error::new(
-                        ErrorKind::UnsupportedOperation,
-                        "The first send of this message was lost in a server restart before its task was written; send it again to retry",
-                    ));
-                }
                 Err(_) => match claims.claim_message(&key, claim.clone()).await? {
                     Some(MessageClaim { reply: Some(m), .. }) => return Ok(Some(m)),
+                    Some(_) if self.never_written(&id).await? => {
+                        // The first send's task waited unwritten (write-behind) when the
+                        // server stopped, and its claim had become durable: nothing of it is
+                        // left to answer with. The claim goes, so that the next try runs
+                        // afresh.
+                        claims.release_claim(&key).await?;
+                        return Err(Error::new(
+                            ErrorKind::UnsupportedOperation,
+                            "The first send of this message was lost in a server restart before its task was written; send it again to retry",
+                        ));
+                    }
                     Some(_) => {}
                     None => {
                         // The claim was gone (the agent refused the first send), and this
