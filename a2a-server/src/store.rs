@@ -36,6 +36,7 @@ use std::time::Duration;
 mod index;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) use index::order_key;
+pub(crate) use index::status_millis;
 pub(crate) use index::{decode_page_token, encode_page_token};
 mod lease;
 // The behaviour every store must have, run for ours and public in `testing::check_store`.
@@ -594,9 +595,4 @@ pub(crate) async fn durable<T>(store: &dyn Store, read: T) -> Result<T, StoreErr
 /// its cursor where the caller left it.
 pub(crate) fn may_advance(stored: &PushRecord, record: &PushRecord, expected: u64) -> bool {
     stored.config == record.config && stored.dead_letter.is_none() && stored.delivered == expected
-}
-
-/// A task's status time in milliseconds (0 when unset): the list and retention order.
-pub(crate) fn status_millis(task: &Task) -> i64 {
-    task.status.timestamp.map_or(0, Timestamp::unix_millis)
 }

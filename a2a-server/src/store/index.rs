@@ -327,6 +327,13 @@ pub(crate) fn decode_page_token(
     Ok((std::cmp::Reverse(millis), id.to_owned()))
 }
 
+/// A task's status time in milliseconds (0 when unset): the list and retention order.
+pub(crate) fn status_millis(task: &a2a_core::Task) -> i64 {
+    task.status
+        .timestamp
+        .map_or(0, a2a_core::Timestamp::unix_millis)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
