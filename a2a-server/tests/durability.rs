@@ -34,6 +34,29 @@ fn message(id: &str, text: &str) -> Value {
 
 // ---------------------------------------------------------------------------------------------
 
+/// Starts a server with the fault `fault` (`A2A_FAULT`), sends `body`, and sees the server
+/// abort before it answers.
+#[cfg(all(feature = "cli", feature = "testing"))]
+async fn crash_on_first_send(
+    dir: &std::path::Path,
+    http: &reqwest::Client,
+    fault: &str,
+    body: &Value,
+) {
+    let mut server = Process::with_env(dir, &[("A2A_FAULT", fault)]);
+    server.ready(http).await;
+    let first = http
+        .post(format!("{}/message:send", server.url))
+        .json(body)
+        .send()
+        .await;
+    assert!(
+        first.is_err(),
+        "the server aborts before it answers: {first:?}"
+    );
+    assert!(!server.exited().await.success(), "the server aborted");
+}
+
 /// A crash while a task waits unwritten (write-behind), after its message's claim became
 /// durable with another task's flush: the client got no answer; its retry is told that the
 /// first send was lost (rather than waiting on a claim whose task will never exist), and the
@@ -43,20 +66,8 @@ fn message(id: &str, text: &str) -> Value {
 async fn a_crash_before_a_tasks_first_write_lets_the_retried_send_run_afresh() {
     let dir = tempfile::tempdir().unwrap();
     let http = reqwest::Client::new();
-    let mut server = Process::with_env(dir.path(), &[("A2A_FAULT", "abort-before-batch")]);
-    server.ready(&http).await;
     let body = message("crash-2", "hello");
-    let first = http
-        .post(format!("{}/message:send", server.url))
-        .json(&body)
-        .send()
-        .await;
-    assert!(
-        first.is_err(),
-        "the server aborts before it answers: {first:?}"
-    );
-    assert!(!server.exited().await.success(), "the server aborted");
-    drop(server);
+    crash_on_first_send(dir.path(), &http, "abort-before-batch", &body).await;
 
     let server = Process::start(dir.path());
     server.ready(&http).await;
@@ -110,20 +121,8 @@ async fn a_crash_before_a_tasks_first_write_lets_the_retried_send_run_afresh() {
 async fn a_crash_between_a_batchs_write_and_its_reveal_answers_the_retried_send_once() {
     let dir = tempfile::tempdir().unwrap();
     let http = reqwest::Client::new();
-    let mut server = Process::with_env(dir.path(), &[("A2A_FAULT", "abort-after-batch")]);
-    server.ready(&http).await;
     let body = message("crash-1", "hello");
-    let first = http
-        .post(format!("{}/message:send", server.url))
-        .json(&body)
-        .send()
-        .await;
-    assert!(
-        first.is_err(),
-        "the server aborts before it answers: {first:?}"
-    );
-    assert!(!server.exited().await.success(), "the server aborted");
-    drop(server);
+    crash_on_first_send(dir.path(), &http, "abort-after-batch", &body).await;
 
     let server = Process::start(dir.path());
     server.ready(&http).await;
