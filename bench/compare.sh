@@ -50,6 +50,7 @@
 # turul-a2a-0.2.6-memory, turul-a2a-0.2.6-sqlite, a2a-protocol-server-0.15.0-memory,
 # a2a-protocol-server-0.15.0-sqlite (rivals).
 # Environment: CARGO_TARGET_DIR (default: <repo>/target), SERVER_CORE (0), LOAD_CORE (1),
+# OURS_BEFORE_BIN (an older build's a2a-server: adds rows ours-memory-before, ours-sled-before),
 # OURS_ARGS (extra flags for our server, e.g. "--metrics-listen 127.0.0.1:0 --log-format json"
 # to measure telemetry's cost).
 set -euo pipefail
@@ -82,7 +83,7 @@ while [ $# -gt 0 ]; do
     --no-h2) h2=0 ;;
     --repeat) repeat="$2"; shift ;;
     --requests) requests="$2"; shift ;;
-    -h|--help) sed -n 2,53p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,55p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -303,6 +304,13 @@ for rep in $(seq "$repeat"); do
 bench_server bare-axum -- "$bin/bare-axum" --listen 127.0.0.1:0
 bench_server ours-memory --grpc -- "$bin/a2a-server" --memory --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
 bench_server ours-sled --grpc -- "$bin/a2a-server" --data-dir @DATA@ --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
+# An earlier build of our server beside this one (OURS_BEFORE_BIN, e.g. a release a2a-server
+# built from an older commit in a worktree of its own), so that "against before" compares
+# within one run: rows ours-memory-before and ours-sled-before.
+if [ -n "${OURS_BEFORE_BIN:-}" ]; then
+  bench_server ours-memory-before -- "$OURS_BEFORE_BIN" --memory --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
+  bench_server ours-sled-before -- "$OURS_BEFORE_BIN" --data-dir @DATA@ --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
+fi
 # Our router as an application embeds it: Server::into_router() in its own axum::serve, with
 # the server's protections (bench/src/bin/embedded-axum.rs); in memory, like ours-memory.
 bench_server ours-embedded -- "$bin/embedded-axum" --listen 127.0.0.1:0
