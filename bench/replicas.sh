@@ -16,11 +16,18 @@
 # Nothing is pinned: the servers, the load generator and PostgreSQL share the machine's cores.
 # The schema $SCHEMA is dropped at the start of each group and at exit.
 #
+# With OURS_BEFORE_BIN=/path/to/an/older/a2a-server, every PostgreSQL row of parts 1 and 2 is
+# run a second time, right after, with that binary and labelled "<label>-before": a change and
+# the build before it, side by side in one run (e.g. the binary built from the commit before
+# issue 41's PostgreSQL change, 5552db7).
+#
 # Usage: bench/replicas.sh [--duration SECONDS] [--no-build] [--only send|latency|recovery]
 # Environment: CARGO_TARGET_DIR (default: <repo>/target),
 #              PG_URL (default postgres://postgres@127.0.0.1:5432/test),
 #              SCHEMA (default a2a_bench_replicas), LEASE_TTL (3), RECOVERY_RUNS (5),
-#              ROUNDS (3).
+#              ROUNDS (3), REPLICAS (the replica counts of part 1, default "1 2 3"),
+#              POOL64 (1: the 1-replica row with a pool of 64; 0: skip it),
+#              OURS_BEFORE_BIN (unset: no "-before" rows).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -33,7 +40,7 @@ while [ $# -gt 0 ]; do
     --duration) duration="$2"; shift ;;
     --no-build) build=0 ;;
     --only) only="$2"; shift ;;
-    -h|--help) sed -n 2,22p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,30p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -45,6 +52,13 @@ schema="${SCHEMA:-a2a_bench_replicas}"
 lease_ttl="${LEASE_TTL:-3}"
 recovery_runs="${RECOVERY_RUNS:-5}"
 rounds="${ROUNDS:-3}"
+replica_counts="${REPLICAS:-1 2 3}"
+pool64="${POOL64:-1}"
+before_bin="${OURS_BEFORE_BIN:-}"
+if [ -n "$before_bin" ] && [ ! -x "$before_bin" ]; then
+  echo "OURS_BEFORE_BIN=$before_bin is not an executable" >&2
+  exit 2
+fi
 part() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$build" = 1 ]; then
@@ -70,11 +84,14 @@ cleanup() {
 }
 trap 'cleanup; fresh_schema || true' EXIT
 
+# The a2a-server binary `start` runs (switched to OURS_BEFORE_BIN by `with_before`).
+server="$bin/a2a-server"
+
 # start LABEL ARGS...: one a2a-server on a free port; appends to pids and urls.
 start() {
   local label="$1"; shift
   local log="$work/$label-${#pids[@]}"
-  "$bin/a2a-server" --listen 127.0.0.1:0 --retention-hours 0 "$@" >"$log.out" 2>"$log.err" &
+  "$server" --listen 127.0.0.1:0 --retention-hours 0 "$@" >"$log.out" 2>"$log.err" &
   local pid=$!
   pids+=("$pid")
   for _ in $(seq 300); do
@@ -99,6 +116,33 @@ replicas() {
 
 join() { local IFS=,; echo "$*"; }
 
+# with_before LABEL COMMAND...: runs COMMAND LABEL, then, with OURS_BEFORE_BIN set, COMMAND
+# LABEL-before with that binary.
+with_before() {
+  local label="$1"; shift
+  "$@" "$label"
+  if [ -n "$before_bin" ]; then
+    server="$before_bin"
+    "$@" "$label-before"
+    server="$bin/a2a-server"
+  fi
+}
+
+# pg_send N LABEL [ARGS...]: N replicas on a fresh schema, SendMessage over them.
+pg_send() {
+  local n="$1"; shift
+  local label="${!#}"
+  local args=("${@:1:$#-1}")
+  replicas "$n" "$label" "${args[@]}"; send "$label"; cleanup
+}
+
+# pg_latency LABEL: cross-replica delivery latency on 2 replicas.
+pg_latency() {
+  replicas 2 "$1"
+  "$bin/a2a-bench" replicas --url "$(join "${urls[@]}")" --tasks 20 --countdown 200
+  cleanup
+}
+
 # send LABEL: SendMessage at c=16 and c=64 over every started server.
 send() {
   local label="$1"
@@ -118,17 +162,15 @@ if part send; then
   start memory --memory; send memory; cleanup
   start sled --data-dir "$work/sled"; send sled; cleanup
   for round in $(seq "$rounds"); do
-    for n in 1 2 3; do replicas "$n" "pg-x$n"; send "pg-x$n"; cleanup; done
-    replicas 1 pg-x1-pool64 --postgres-pool 64; send pg-x1-pool64; cleanup
+    for n in $replica_counts; do with_before "pg-x$n" pg_send "$n"; done
+    [ "$pool64" = 0 ] || with_before pg-x1-pool64 pg_send 1 --postgres-pool 64
   done
   "$bin/a2a-bench" report "$results" || true
 fi
 
 if part latency; then
   echo "== cross-replica delivery latency (2 replicas)"
-  replicas 2 pg-latency
-  "$bin/a2a-bench" replicas --url "$(join "${urls[@]}")" --tasks 20 --countdown 200
-  cleanup
+  with_before pg-latency pg_latency
 fi
 
 part recovery || recovery_runs=0

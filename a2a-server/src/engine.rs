@@ -27,12 +27,12 @@ pub(crate) use cell::{Change, TaskCell};
 use cell::{Outcome, Update};
 use execution::Execution;
 pub use lease::{Leases, LocalLeases};
-pub(crate) use send::{Answer, Incoming, Started};
+pub(crate) use send::{Answer, Incoming, Retry, Started};
 
 use crate::agent::{DynAgent, RequestContext};
 use crate::events::TaskEvents;
 use crate::store::{
-    ClaimStore, FastMap, ListPage, ListQuery, Scope, Store, StoreError, StoredTask,
+    ClaimStore, FastMap, ListPage, ListQuery, MessageClaim, Scope, Store, StoreError, StoredTask,
 };
 use a2a_core::{ContextId, Error, ErrorKind, Message, TaskId, TaskState, TaskStatus};
 use cell::CellState;
@@ -75,6 +75,9 @@ pub(crate) struct Stores {
     pub(crate) tasks: Arc<dyn Store>,
     /// Message claims (`None`: retried sends are not recognized).
     pub(crate) claims: Option<Arc<dyn ClaimStore>>,
+    /// Whether `claims` are the task store's own (the same database): then a store with
+    /// [`JointWrites`](crate::store::JointWrites) may write a claim with its task.
+    pub(crate) claims_in_store: bool,
 }
 
 impl From<Arc<dyn Store>> for Stores {
@@ -84,6 +87,7 @@ impl From<Arc<dyn Store>> for Stores {
         Self {
             tasks,
             claims: Some(claims),
+            claims_in_store: true,
         }
     }
 }
@@ -110,6 +114,15 @@ pub(crate) struct Engine {
     pub(crate) replication: Option<Replication>,
     /// Task and event counts, when metrics are on.
     pub(crate) metrics: Option<Arc<crate::telemetry::MetricsInner>>,
+    /// Whether a new task is written once, at its first reveal, with its message claim and
+    /// its execution lease, in one transaction (`send.rs`, `cell/outbox.rs`): the store has
+    /// [`JointWrites`](crate::store::JointWrites), and the claims and leases are in its
+    /// database.
+    pub(crate) joint: bool,
+    /// The claims of this process's sends whose tasks are not written yet (`joint`): by key,
+    /// the task. A duplicate sent here meanwhile finds its first send's task here; once the
+    /// claim is written with the task (or lost to another replica's send), it leaves.
+    pending_claims: Mutex<FastMap<String, TaskId>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -129,7 +142,17 @@ impl Engine {
         replication: Option<Replication>,
         metrics: Option<Arc<crate::telemetry::MetricsInner>>,
     ) -> Arc<Self> {
-        let Stores { tasks, claims } = stores.into();
+        let Stores {
+            tasks,
+            claims,
+            claims_in_store,
+        } = stores.into();
+        let joint = !tasks.flushes()
+            && tasks.joint().is_some_and(|j| {
+                (claims.is_none() || claims_in_store)
+                    && (replication.as_ref())
+                        .is_none_or(|r| r.leases.database() == Some(j.database()))
+            });
         let engine = Arc::new(Self {
             store: tasks,
             claims,
@@ -140,6 +163,8 @@ impl Engine {
             bus,
             replication,
             metrics,
+            joint,
+            pending_claims: Mutex::default(),
         });
         let weak = Arc::downgrade(&engine);
         engine.bus.on_cancel(Arc::new(move |task: &TaskId| {
@@ -157,16 +182,31 @@ impl Engine {
         scope: Scope,
         state: CellState,
     ) -> TaskCell {
+        // A new task's claim, written with the task (`joint`).
+        let first_claim = (self.joint && state.stored.is_none())
+            .then(|| state.claim.clone())
+            .flatten()
+            .map(|key| {
+                let claim = MessageClaim {
+                    task_id: id.clone(),
+                    reply: None,
+                    received_ms: a2a_core::Timestamp::now().unix_millis(),
+                };
+                (key, claim)
+            });
+        let cancel = self.shutdown.child_token();
         TaskCell {
             outbox: Arc::new(cell::Outbox::new(
                 id.clone(),
                 scope.clone(),
                 state.stored.as_ref(),
+                first_claim,
+                cancel.clone(),
             )),
             id,
             context_id,
             scope,
-            cancel: self.shutdown.child_token(),
+            cancel,
             generation: AtomicU64::new(0),
             running: AtomicUsize::new(0),
             state: tokio::sync::Mutex::new(state),
@@ -226,7 +266,7 @@ impl Engine {
     /// A read is a reveal: changes of the task waiting unwritten in this process
     /// (write-behind, see `cell/outbox.rs`) are written first.
     pub(crate) async fn read(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-        if self.store.flushes()
+        if self.writes_behind()
             && let Some(cell) = self.live_cell(id)
             && cell.outbox.unwritten()
         {
@@ -241,7 +281,7 @@ impl Engine {
     /// A page of the task listing `query`, once durable.
     /// A listing is a reveal: every task's changes waiting unwritten are written first.
     pub(crate) async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
-        if self.store.flushes() {
+        if self.writes_behind() {
             self.reveal_all().await?;
         }
         let page = self.store.list(query).await?;
@@ -262,6 +302,17 @@ impl Engine {
         Ok(())
     }
 
+    /// The claims of this process's sends not written yet (see `Engine::pending_claims`).
+    fn pending_claims(&self) -> std::sync::MutexGuard<'_, FastMap<String, TaskId>> {
+        (self.pending_claims.lock()).unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether changes may wait unwritten until their first reveal (write-behind, see
+    /// `cell/outbox.rs`): on a store that flushes, and for new tasks with `joint` writes.
+    pub(crate) fn writes_behind(&self) -> bool {
+        self.joint || self.store.flushes()
+    }
+
     /// Makes everything stored so far durable.
     pub(crate) async fn flush(&self) -> Result<(), StoreError> {
         self.store.sync().await
@@ -271,56 +322,6 @@ impl Engine {
     /// writer starts from the store.
     pub(super) fn forget(&self, id: &TaskId) {
         self.cells.lock().expect("cells lock").remove(id);
-    }
-
-    /// Takes the execution lease of `id` unless another live replica holds it. Returns
-    /// whether this engine may run the task's agent; always true without shared leases.
-    pub(super) async fn lease(&self, id: &TaskId) -> Result<bool, Error> {
-        let Some(r) = &self.replication else {
-            return Ok(true);
-        };
-        Ok(r.leases.acquire(id, &r.owner, r.ttl).await?)
-    }
-
-    /// Takes the execution lease of `id` whoever holds it, for a continuation. Returns the
-    /// lease as it was, for [`Engine::give_back_lease`] (`None` without shared leases).
-    pub(super) async fn take_over_lease(&self, id: &TaskId) -> Result<Option<TakenLease>, Error> {
-        let Some(r) = &self.replication else {
-            return Ok(None);
-        };
-        let previous = r.leases.take_over(id, &r.owner, r.ttl).await?;
-        Ok(Some(TakenLease { previous }))
-    }
-
-    /// Gives a lease taken over for a refused continuation back to whoever held it, if this
-    /// engine still holds it; a failure is logged (the lease then stays with this replica).
-    pub(super) async fn give_back_lease(&self, id: &TaskId, taken: TakenLease) {
-        let Some(r) = &self.replication else {
-            return;
-        };
-        if let Err(e) = r
-            .leases
-            .give_back(id, &r.owner, taken.previous.as_deref())
-            .await
-        {
-            tracing::warn!(task = %id, error = %e, "could not give a lease back");
-        }
-    }
-
-    /// Of `tasks`, those leased by another live replica (none without shared leases).
-    pub(super) async fn leased_elsewhere(&self, tasks: &[TaskId]) -> Result<Vec<TaskId>, Error> {
-        match &self.replication {
-            Some(r) => Ok(r.leases.held_by_others(tasks, &r.owner).await?),
-            None => Ok(Vec::new()),
-        }
-    }
-
-    /// Renews every lease this engine holds (the heartbeat, from the upkeep).
-    pub(crate) async fn heartbeat(&self) -> Result<(), Error> {
-        if let Some(r) = &self.replication {
-            r.leases.renew(&r.owner, r.ttl).await?;
-        }
-        Ok(())
     }
 
     /// Another replica (or this one) stored a cancel: stops this process's execution of the
@@ -489,7 +490,10 @@ impl Engine {
             st.claim.take()
         };
         self.forget(&cell.id);
-        self.unlease(&cell.id).await;
+        // With `joint` writes a new task's lease is taken with its first write: none yet.
+        if !self.joint {
+            self.unlease(&cell.id).await;
+        }
         if let Some(key) = claim
             && let Err(e) = self.release_claim(&key).await
         {
@@ -499,15 +503,6 @@ impl Engine {
         true
     }
 
-    /// Gives up this engine's lease of `id` (a no-op without shared leases).
-    pub(super) async fn unlease(&self, id: &TaskId) {
-        if let Some(r) = &self.replication
-            && let Err(e) = r.leases.release(id, &r.owner).await
-        {
-            tracing::warn!(task = %id, error = %e, "could not give up an execution lease");
-        }
-    }
-
     async fn finish_execution(
         &self,
         cell: &Arc<TaskCell>,
@@ -515,12 +510,16 @@ impl Engine {
         failure: Option<String>,
     ) {
         // What the agent reported, published before anything is decided from it.
-        if let Err(e) = cell.flush(self).await {
+        if let Err(e) = cell.flush(self).await
+            && !cell.lost()
+        {
             tracing::error!(task = %cell.id, error = %e, "could not flush the task's last changes");
         }
         let current = cell.current_state();
         let is_latest = cell.generation.load(Ordering::SeqCst) == generation;
         let needs_failing = match &current {
+            // Another send of the message was written first: nothing of this one is shown.
+            _ if cell.lost() => false,
             None => cell.reply().await.is_none(),
             Some(state) => is_latest && state.is_active(),
         };
@@ -543,24 +542,33 @@ impl Engine {
                     tracing::error!(task = %cell.id, error = %e, "could not record the task's failure");
                 }
             }
-        } else if let Some(why) = failure {
+        } else if let Some(why) = failure.filter(|_| !cell.lost()) {
             tracing::warn!(task = %cell.id, "{why} (after the task had ended or paused)");
         }
-        if self.store.flushes() {
+        if self.writes_behind() {
             // Under the cell's lock: a change recorded after this (an agent's leftover task) is
             // written at once, one recorded before is in the queue flushed here.
             {
                 let _st = cell.state.lock().await;
                 cell.running.fetch_sub(1, Ordering::AcqRel);
             }
-            if let Err(e) = cell.flush(self).await {
+            if let Err(e) = cell.flush(self).await
+                && !cell.lost()
+            {
                 tracing::error!(task = %cell.id, error = %e, "could not flush the task's last changes");
             }
         } else {
             cell.running.fetch_sub(1, Ordering::AcqRel);
         }
-        if is_latest {
+        // With `joint` writes, a task's lease is taken only with a first write that leaves it
+        // unfinished, and given up by the write that finishes it (`PgStore::update`).
+        let leased = !self.joint || cell.current_state().is_some_and(|s| !s.is_terminal());
+        if is_latest && leased {
             self.unlease(&cell.id).await;
+        }
+        if let Some(key) = cell.outbox.first_claim_key() {
+            // Written with the task by now, or never will be by this execution.
+            self.claim_written(key, &cell.id);
         }
         cell.outbox.done();
         if current.is_none() && cell.current_state().is_none() {

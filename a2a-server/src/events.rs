@@ -131,10 +131,13 @@ impl TaskEvents {
 
     /// Makes every change reported so far durable and shows it to clients, before the agent
     /// does something outside the server that depends on it (calls another service, sends a
-    /// mail): on a store that flushes (sled), changes wait unwritten until someone can see
-    /// them (the answer of a blocking send, a stream, a read), so that a task done inside one
-    /// request is written once; a crash before then loses them, and a retried send runs the
-    /// agent again. Costs nothing when nothing waits.
+    /// mail): on a store that flushes (sled), and for a new task on PostgreSQL, changes wait
+    /// unwritten until someone can see them (the answer of a blocking send, a stream, a read),
+    /// so that a task done inside one request is written once; a crash before then loses them,
+    /// and a retried send runs the agent again. On PostgreSQL this is also where a duplicate
+    /// of the message (a retry of a send already written, or one sent to another replica
+    /// that was written first) is found: the call fails, and the agent should stop. Costs
+    /// nothing when nothing waits.
     pub async fn flush(&self) -> Result<(), Error> {
         Ok(self.cell.flush(&self.rt).await?)
     }

@@ -29,11 +29,30 @@
 //! other replicas' followers follows the commit (see [`PgBus`] for why not inside it), so no
 //! replica hears of an event it cannot read yet.
 //!
-//! **Durability.** A write that answers a client (a task's creation and every change of it, a
-//! reply, a webhook's delivery cursor) commits durably, flushed to the WAL, before the
-//! client or any replica sees it. Message claims, leases and heartbeats commit without
-//! waiting for the flush: each is followed by a durable write before anyone is told anything,
-//! which makes it durable too (see `relaxed!` in the source).
+//! **A SendMessage in one or two transactions.** When the server's message claims are this
+//! store's and its leases are this store's [`PgLeases`] (the example above), a new task is
+//! written once, at its first reveal ([`JointWrites`](crate::store::JointWrites), and
+//! `engine/cell/outbox.rs` for the engine's side): its message claim, its execution lease
+//! and the task with every change made so far (its log from version 1) are one statement. A
+//! task that finishes before anyone sees it (a blocking send answered when it completes)
+//! takes no lease: its send is that one transaction. A task seen before it finishes (a stream)
+//! writes each later change at once, and the write that finishes it also deletes its lease:
+//! two transactions for a task streamed from creation to end with no change in between. Before
+//! this, a send was five: claim, lease, creation, final write, release.
+//!
+//! What it keeps: the claim's unique key is checked by that statement, so of two sends of one
+//! message (a retry, or a duplicate on another replica) exactly one writes its task and the
+//! other is answered with it (having run its agent up to its first reveal, unwritten); a task
+//! is never in the table without its lease while it is unfinished (no replica takes it for an
+//! orphan); versions start at 1 in that statement and are continued with a compare-and-swap.
+//!
+//! **Durability.** A write that answers a client (a task's first write with its claim and
+//! lease, every later change, a reply, a webhook's delivery cursor) commits durably, flushed
+//! to the WAL, before the client or any replica sees it. A crash before a new task's first
+//! write loses the task, its claim and its lease, none of which anyone saw: its send was not
+//! answered, and a retry runs afresh. Other message claims (a continuation's), leases and
+//! heartbeats commit without waiting for the flush: each is followed by a durable write before
+//! anyone is told anything, which makes it durable too (see `relaxed!` in the source).
 //!
 //! **Time** is the database's (`now()`), for every lease: the replicas' clocks need not agree.
 
@@ -52,7 +71,8 @@ use tokio_postgres::NoTls;
 /// write, a heartbeat or a lease given up by nothing, and is harmless when lost. PostgreSQL
 /// flushes its WAL in order, so the flush of that later write makes the earlier one durable too;
 /// and if the database crashes before it, nothing was acknowledged. It saves a flush wait on
-/// three of the five writes of a SendMessage.
+/// the claim, lease and release of a send whose task is not written with them (a continuation,
+/// or a server whose claims or leases are kept elsewhere).
 macro_rules! relaxed {
     ($sql:literal) => {
         concat!(
@@ -65,6 +85,7 @@ macro_rules! relaxed {
 mod bus;
 mod claims;
 mod db;
+mod joint;
 mod leases;
 mod migrate;
 mod push;
@@ -188,7 +209,7 @@ impl PgStore {
             .build()
             .map_err(backend)?;
         let store = Self {
-            db: db::Db(pool),
+            db: db::Db::new(pool),
             channel: channel.into(),
             config,
         };
@@ -201,12 +222,24 @@ impl PgStore {
     /// The [`EventBus`](crate::EventBus) of the replicas on this database: one listening
     /// connection for this process (see [`PgBus`]). Returns once it listens.
     pub async fn event_bus(&self) -> Result<Arc<PgBus>, StoreError> {
-        PgBus::start(self.config.clone(), self.db.clone(), self.channel.clone()).await
+        PgBus::start(
+            self.config.clone(),
+            self.db.counted_apart(),
+            self.channel.clone(),
+        )
+        .await
     }
 
     /// The execution [`Leases`](crate::Leases) of the replicas on this database.
     pub fn leases(&self) -> Arc<PgLeases> {
         Arc::new(PgLeases::new(self.db.clone()))
+    }
+
+    /// How many transactions this store and its [`PgLeases`] have run since it connected
+    /// (each statement run alone is one; a failed one counts too), not counting the
+    /// [`PgBus`]'s wake-ups: what a test or an operator compares with the requests served.
+    pub fn transactions(&self) -> u64 {
+        self.db.transactions()
     }
 
     /// Drops every table of this store, and its schema if [`PgOptions::schema`] named one

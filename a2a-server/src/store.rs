@@ -34,11 +34,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod index;
+mod joint;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) use index::order_key;
 pub(crate) use index::status_millis;
 pub(crate) use index::{decode_page_token, encode_page_token};
+pub use joint::{JointCreate, JointWrites};
 mod lease;
+pub(crate) use lease::may_advance;
 // The behaviour every store must have, run for ours and public in `testing::check_store`.
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod list_tests;
@@ -473,6 +476,12 @@ pub trait TaskStore: Send + Sync + 'static {
         let _ = (id, version);
         None
     }
+
+    /// The store's [`JointWrites`], if it keeps claims and leases in the same database as
+    /// tasks (PostgreSQL). The default has none; a wrapper passes its store's on.
+    fn joint(&self) -> Option<&dyn JointWrites> {
+        None
+    }
 }
 
 /// Message claims: which `messageId`s were received, to answer a retried `SendMessage` the
@@ -588,11 +597,4 @@ pub trait PushStore: Send + Sync + 'static {
 pub(crate) async fn durable<T>(store: &dyn Store, read: T) -> Result<T, StoreError> {
     store.sync().await?;
     Ok(read)
-}
-
-/// Whether `PushStore::advance_delivery` moves the `stored` registration's cursor from
-/// `expected` to that of `record`: it is still the same registration, not dead-lettered, with
-/// its cursor where the caller left it.
-pub(crate) fn may_advance(stored: &PushRecord, record: &PushRecord, expected: u64) -> bool {
-    stored.config == record.config && stored.dead_letter.is_none() && stored.delivered == expected
 }

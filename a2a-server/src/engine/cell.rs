@@ -71,6 +71,9 @@ impl CellState {
 
 /// What a request that ran the agent answers (see [`TaskCell::outcome`]).
 pub(crate) enum Outcome {
+    /// Another send of the message wrote its claim first (`joint` writes): this one wrote
+    /// nothing, and answers as a retry of that one (the claim found, and its key).
+    Lost(MessageClaim, String),
     /// The agent answered with a message instead of a task.
     Reply(Message),
     /// The task, `None` if it was not created.
@@ -185,6 +188,9 @@ impl TaskCell {
         if let Some(refusal) = &st.refusal {
             return Err(refusal.clone());
         }
+        if let (Some(claim), Some(key)) = (self.outbox.lost(), &st.claim) {
+            return Ok(Outcome::Lost(claim, key.clone()));
+        }
         Ok(match (&st.reply, self.snapshot()) {
             (Some(m), _) => Outcome::Reply(m.clone()),
             (None, None) if st.stored.is_some() => {
@@ -211,11 +217,11 @@ impl TaskCell {
         let mut st = self.state.lock().await;
         // Published under the lock: the subscription below sees exactly the changes after it.
         match self.write(rt, &mut st, change).await? {
-            Some(change) if rt.store.flushes() => {
+            Some((change, true)) => {
                 self.outbox.lock().queue.push_back(change);
                 self.flush(rt).await?;
             }
-            Some(change) => {
+            Some((change, false)) => {
                 self.outbox
                     .publish(rt, change.event.seq, Some(change))
                     .await
@@ -237,13 +243,19 @@ impl TaskCell {
     /// are written and published in the background. An execution's wrap-up publishes what is
     /// left ([`TaskCell::flush`]) before it announces its end.
     pub(crate) async fn record(&self, rt: &Arc<Engine>, change: Change) -> Result<(), Error> {
-        if !rt.store.flushes() {
+        if !rt.writes_behind() {
             return self.apply(rt, change, false).await.map(drop);
         }
         let mut st = self.state.lock().await;
-        let Some(change) = self.write(rt, &mut st, change).await? else {
+        let Some((change, behind)) = self.write(rt, &mut st, change).await? else {
             return Ok(());
         };
+        if !behind {
+            // Written already (a `joint` task after its first write): published at once.
+            let seq = change.event.seq;
+            self.outbox.publish(rt, seq, Some(change)).await;
+            return Ok(());
+        }
         // Checked under the cell's lock, which the wrap-up takes to end the execution.
         let now = change.event.ends_stream() || !self.is_running();
         // Queued under the cell's lock: in sequence order.
@@ -268,7 +280,7 @@ impl TaskCell {
     /// change as it comes (see [`Outbox::watch`]).
     pub(crate) fn watch(&self, rt: &Arc<Engine>) {
         self.outbox.watch();
-        if rt.store.flushes() {
+        if rt.writes_behind() {
             self.outbox.reveal(rt);
         }
     }
@@ -278,14 +290,45 @@ impl TaskCell {
         self.outbox.flush(rt).await
     }
 
-    /// Checks `change` and stores it; returns it, to be published (`None` for a message reply,
-    /// no change of a task: it is broadcast at once).
+    /// Whether another send of the task's message was written first (`joint` writes): the
+    /// task is never written, and its execution was told to stop.
+    pub(crate) fn lost(&self) -> bool {
+        self.outbox.lost().is_some()
+    }
+
+    /// Whether the next change of the task waits unwritten (write-behind, see
+    /// `cell/outbox.rs`): always on a store that flushes; with `joint` writes, until the
+    /// task's first write (and while changes queued before it wait). Asked under the
+    /// cell's lock, after any batch being written: its changes count as written.
+    async fn behind(&self, rt: &Engine) -> bool {
+        if rt.store.flushes() {
+            return true;
+        }
+        if !rt.joint {
+            return false;
+        }
+        let _writing = self.outbox.writing().await;
+        let out = self.outbox.lock();
+        out.written() == 0
+            || out
+                .queue
+                .back()
+                .is_some_and(|u| u.event.seq > out.written())
+    }
+
+    /// Checks `change` and stores it, or (write-behind) numbers it; returns it, to be
+    /// published, and whether it waits unwritten (`None` for a message reply, no change of a
+    /// task: it is broadcast at once).
     async fn write(
         &self,
         rt: &Engine,
         st: &mut CellState,
         change: Change,
-    ) -> Result<Option<Unpublished>, Error> {
+    ) -> Result<Option<(Unpublished, bool)>, Error> {
+        if let Some(first) = self.outbox.lost() {
+            return Err(outbox::lost(&first).into());
+        }
+        let behind = self.behind(rt).await;
         let before = (rt.metrics.as_ref())
             .and(st.stored.as_ref())
             .map(|s| s.task.status.state.clone());
@@ -304,8 +347,21 @@ impl TaskCell {
                         reply: Some(m.clone()),
                         received_ms: Timestamp::now().unix_millis(),
                     };
-                    claims.update_claim(key, claim).await?;
-                    rt.store.sync().await?;
+                    match rt.store.joint() {
+                        // The send's first write (`joint`): its claim, with the reply, unless
+                        // another send of the message was written first.
+                        Some(joint) if self.outbox.first_claim_key() == Some(key.as_str()) => {
+                            let taken = joint.claim_reply(key, &claim).await;
+                            rt.claim_written(key, &self.id);
+                            if let Some(first) = taken? {
+                                return Err(self.outbox.set_lost(first).into());
+                            }
+                        }
+                        _ => {
+                            claims.update_claim(key, claim).await?;
+                            rt.store.sync().await?;
+                        }
+                    }
                 }
                 st.reply = Some(m.clone());
                 let _out = self.outbox.lock();
@@ -335,7 +391,7 @@ impl TaskCell {
                     task = Self::fold(task, received, &event)?;
                 }
                 let task = Arc::new(task);
-                let stored = if rt.store.flushes() {
+                let stored = if behind {
                     // Write-behind: written at its first reveal (see `cell/outbox.rs`).
                     StoredTask {
                         task,
@@ -364,9 +420,10 @@ impl TaskCell {
                     received.clone(),
                     &event,
                 )?);
-                if rt.store.flushes() {
-                    // Write-behind: this process is the store's only writer, and this cell the
-                    // task's: the next version is ours (see `cell/outbox.rs`).
+                if behind {
+                    // Write-behind: this process is the store's only writer (or, with `joint`
+                    // writes, no one else knows of the task yet), and this cell the task's:
+                    // the next version is ours (see `cell/outbox.rs`).
                     let stored = StoredTask {
                         task,
                         version: current.version + 1,
@@ -402,7 +459,7 @@ impl TaskCell {
             task: stored.task.clone(),
         };
         st.stored = Some(stored);
-        Ok(Some(change))
+        Ok(Some((change, behind)))
     }
 
     /// Catches up with writes other replicas made: if the store holds a newer version than

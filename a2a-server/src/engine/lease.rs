@@ -1,11 +1,74 @@
 //! Execution leases: which replica runs a task's agent.
 
+use super::{Engine, TakenLease};
 use crate::store::{FastMap, StoreError};
-use a2a_core::TaskId;
+use a2a_core::{Error, TaskId};
 use async_trait::async_trait;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// The engine's steps on its execution leases.
+impl Engine {
+    /// Takes the execution lease of `id` unless another live replica holds it. Returns
+    /// whether this engine may run the task's agent; always true without shared leases.
+    pub(super) async fn lease(&self, id: &TaskId) -> Result<bool, Error> {
+        let Some(r) = &self.replication else {
+            return Ok(true);
+        };
+        Ok(r.leases.acquire(id, &r.owner, r.ttl).await?)
+    }
+
+    /// Takes the execution lease of `id` whoever holds it, for a continuation. Returns the
+    /// lease as it was, for [`Engine::give_back_lease`] (`None` without shared leases).
+    pub(super) async fn take_over_lease(&self, id: &TaskId) -> Result<Option<TakenLease>, Error> {
+        let Some(r) = &self.replication else {
+            return Ok(None);
+        };
+        let previous = r.leases.take_over(id, &r.owner, r.ttl).await?;
+        Ok(Some(TakenLease { previous }))
+    }
+
+    /// Gives a lease taken over for a refused continuation back to whoever held it, if this
+    /// engine still holds it; a failure is logged (the lease then stays with this replica).
+    pub(super) async fn give_back_lease(&self, id: &TaskId, taken: TakenLease) {
+        let Some(r) = &self.replication else {
+            return;
+        };
+        if let Err(e) = r
+            .leases
+            .give_back(id, &r.owner, taken.previous.as_deref())
+            .await
+        {
+            tracing::warn!(task = %id, error = %e, "could not give a lease back");
+        }
+    }
+
+    /// Of `tasks`, those leased by another live replica (none without shared leases).
+    pub(super) async fn leased_elsewhere(&self, tasks: &[TaskId]) -> Result<Vec<TaskId>, Error> {
+        match &self.replication {
+            Some(r) => Ok(r.leases.held_by_others(tasks, &r.owner).await?),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Renews every lease this engine holds (the heartbeat, from the upkeep).
+    pub(crate) async fn heartbeat(&self) -> Result<(), Error> {
+        if let Some(r) = &self.replication {
+            r.leases.renew(&r.owner, r.ttl).await?;
+        }
+        Ok(())
+    }
+
+    /// Gives up this engine's lease of `id` (a no-op without shared leases).
+    pub(super) async fn unlease(&self, id: &TaskId) {
+        if let Some(r) = &self.replication
+            && let Err(e) = r.leases.release(id, &r.owner).await
+        {
+            tracing::warn!(task = %id, error = %e, "could not give up an execution lease");
+        }
+    }
+}
 
 /// Who runs each task's agent, when several replicas share one task store.
 ///
@@ -50,6 +113,22 @@ pub trait Leases: Send + Sync + 'static {
 
     /// Gives up the lease of `task`, if `owner` holds it.
     async fn release(&self, task: &TaskId, owner: &str) -> Result<(), StoreError>;
+
+    /// The database these leases are kept in, when a task store can take a lease in the same
+    /// transaction as its own writes: equal to that store's
+    /// [`JointWrites::database`](crate::store::JointWrites::database). The default is `None`
+    /// (leases of their own), and the engine takes each lease with [`Leases::acquire`].
+    fn database(&self) -> Option<u64> {
+        None
+    }
+
+    /// Makes sure `owner` stays alive for a while yet (a third of `ttl` at least), so that a
+    /// lease a joint write takes for it now is not taken for an orphan's at once. The default
+    /// does nothing.
+    async fn keep_alive(&self, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+        let _ = (owner, ttl);
+        Ok(())
+    }
 
     /// Of `tasks`, those whose lease an owner other than `owner` holds and has not let expire:
     /// the search for orphans skips them without trying to take each (one read for a page of

@@ -74,6 +74,10 @@ pub(crate) enum Answer {
     Reply(Message),
     /// The task as published when the wait ended.
     Task(StoredTask),
+    /// Another send of the message (on another replica) wrote its claim first, while this
+    /// one's task waited unwritten (`joint` writes): nothing of this one was written, and the
+    /// send is answered as a retry of that one.
+    Retry(Retry),
 }
 
 /// What a failed start has done so far, undone in reverse order by [`Engine::undo`].
@@ -120,7 +124,12 @@ impl Engine {
             ..Undo::default()
         };
         if let Some(key) = key {
-            match self.claim(&key, &cell.id).await {
+            let claimed = if self.joint {
+                Ok(self.claim_deferred(&key, &cell.id))
+            } else {
+                self.claim(&key, &cell.id).await
+            };
+            match claimed {
                 Ok(None) => undo.claim = Some(key),
                 Ok(Some(claim)) => {
                     self.undo(undo).await;
@@ -144,8 +153,10 @@ impl Engine {
         let generation = self.begin(&cell);
         undo.begun = Some((cell.clone(), generation));
         // Only with shared leases is there anything to wait for (boxed: every send's future
-        // stays small).
+        // stays small). With `joint` writes, the lease is taken with the task's first write:
+        // until then no other replica can know of the task.
         if self.replication.is_some()
+            && !self.joint
             && let Err(e) = Box::pin(self.lease(&cell.id)).await
         {
             self.undo(undo).await;
@@ -297,9 +308,41 @@ impl Engine {
         Ok(claims.claim_message(key, claim).await?)
     }
 
+    /// With `joint` writes: takes the claim of a new task's message in this process, to be
+    /// written with the task's first write ([`Outbox`](super::cell::Outbox)), which checks
+    /// it against the claims in the store; unless a send of this process holds it: then
+    /// returns that send's claim.
+    fn claim_deferred(&self, key: &str, task: &TaskId) -> Option<MessageClaim> {
+        use std::collections::hash_map::Entry;
+        match self.pending_claims().entry(key.to_owned()) {
+            Entry::Occupied(first) => Some(MessageClaim {
+                task_id: first.get().clone(),
+                reply: None,
+                received_ms: a2a_core::Timestamp::now().unix_millis(),
+            }),
+            Entry::Vacant(free) => {
+                free.insert(task.clone());
+                None
+            }
+        }
+    }
+
+    /// The claim `task` took with [`Engine::claim_deferred`] is in the store now (written
+    /// with the task, or with the agent's message reply), or lost to another send's, or the
+    /// task's execution ended without writing it: this process no longer answers for it.
+    pub(super) fn claim_written(&self, key: &str, task: &TaskId) {
+        let mut pending = self.pending_claims();
+        if pending.get(key) == Some(task) {
+            pending.remove(key);
+        }
+    }
+
     /// Removes the claim under `key`: the message did not take effect, and a retry of it is
-    /// processed afresh.
+    /// processed afresh. A claim not written yet (`joint`) only leaves this process.
     pub(super) async fn release_claim(&self, key: &str) -> Result<(), Error> {
+        if self.pending_claims().remove(key).is_some() {
+            return Ok(());
+        }
         if let Some(claims) = &self.claims {
             claims.release_claim(key).await?;
         }
@@ -440,6 +483,7 @@ impl Run {
         }
         drop(self.execution);
         match self.cell.outcome().await? {
+            Outcome::Lost(claim, key) => Ok(Answer::Retry(Retry { claim, key })),
             Outcome::Reply(m) => Ok(Answer::Reply(m)),
             Outcome::Task(Some(stored)) => Ok(Answer::Task(stored)),
             Outcome::Task(None) => Err(Error::new(ErrorKind::Internal, "the task was not created")),
@@ -496,6 +540,9 @@ impl Run {
             Ok(Update::Done) | Err(RecvError::Closed) => {
                 if let Some(refusal) = cell.refusal().await {
                     return Err(refusal);
+                }
+                if let Ok(Outcome::Lost(claim, key)) = cell.outcome().await {
+                    return Ok(rt.replay_retry(Retry { claim, key }));
                 }
             }
             Ok(Update::Event(_)) | Err(RecvError::Lagged(_)) => {}

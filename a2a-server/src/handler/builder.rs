@@ -313,6 +313,7 @@ impl HandlerBuilder {
             owner,
             ttl: self.lease_ttl,
         });
+        let claims_in_store = matches!(self.claims, Claims::TaskStore);
         let claims: Option<Arc<dyn ClaimStore>> = match self.claims {
             Claims::TaskStore => Some(store.clone()),
             Claims::Own(claims) => Some(claims),
@@ -321,6 +322,7 @@ impl HandlerBuilder {
         let stores = Stores {
             tasks: store,
             claims,
+            claims_in_store,
         };
         let engine = Engine::new(
             stores,

@@ -149,16 +149,11 @@ impl RequestHandler {
                 }
                 match self.rt.join(&retry, &cx.scope) {
                     Some(run) => run,
+                    // The first send ended or runs on another replica. Rare, and its future
+                    // is large: boxed, so that every send's is small.
                     None => {
-                        // The first send ended or runs on another replica. Rare, and its
-                        // future is large: boxed, so that every send's is small.
-                        let id = retry.claim.task_id.clone();
-                        let settled = self.rt.settle_retry(retry, immediately);
-                        if let Some(m) = Box::pin(settled).await? {
-                            return Ok(SendReply::Message(m));
-                        }
-                        let stored = self.load(cx, &id).await?;
-                        return Ok(self.task_reply(cx, stored, history_length));
+                        let settled = self.settle_retry(cx, retry, immediately, history_length);
+                        return Box::pin(settled).await;
                     }
                 }
             }
@@ -166,7 +161,31 @@ impl RequestHandler {
         Ok(match run.settle(immediately).await? {
             Answer::Reply(m) => SendReply::Message(m),
             Answer::Task(stored) => self.task_reply(cx, stored, history_length),
+            Answer::Retry(retry) => {
+                let settled = self.settle_retry(cx, retry, immediately, history_length);
+                Box::pin(settled).await?
+            }
         })
+    }
+
+    /// The answer to a retried message whose first send ended or runs on another replica:
+    /// its message reply, or its task once it ends or pauses (exists, with `immediately`).
+    async fn settle_retry(
+        &self,
+        cx: &CallContext,
+        retry: crate::engine::Retry,
+        immediately: bool,
+        history_length: Option<i32>,
+    ) -> Result<SendReply, Error> {
+        if let Some(m) = retry.claim.reply {
+            return Ok(SendReply::Message(m));
+        }
+        let id = retry.claim.task_id.clone();
+        if let Some(m) = self.rt.settle_retry(retry, immediately).await? {
+            return Ok(SendReply::Message(m));
+        }
+        let stored = self.load(cx, &id).await?;
+        Ok(self.task_reply(cx, stored, history_length))
     }
 
     /// A `SendMessage` answer with the task `stored` (with its generation for a 1.1 call).

@@ -44,7 +44,7 @@ impl PgLeases {
 
     /// Makes sure `owner`'s replica row is alive for at least a third of `ttl` more,
     /// renewing it if the last renewal from here is older than that (or there was none).
-    async fn keep_alive(&self, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+    async fn alive(&self, owner: &str, ttl: Duration) -> Result<(), StoreError> {
         let fresh = self
             .alive_until
             .lock()
@@ -89,7 +89,7 @@ impl PgLeases {
 #[async_trait]
 impl Leases for PgLeases {
     async fn acquire(&self, task: &TaskId, owner: &str, ttl: Duration) -> Result<bool, StoreError> {
-        self.keep_alive(owner, ttl).await?;
+        self.alive(owner, ttl).await?;
         let n = self
             .db
             .execute(
@@ -113,11 +113,12 @@ impl Leases for PgLeases {
         owner: &str,
         ttl: Duration,
     ) -> Result<Option<String>, StoreError> {
-        self.keep_alive(owner, ttl).await?;
+        self.alive(owner, ttl).await?;
         // The row is locked first, so the owner read is the one replaced. (Two replicas
         // taking a lease no one held at the same instant both read none: the later one's
         // `give_back` then frees it rather than handing it to the other.)
         let mut client = self.db.client().await?;
+        self.db.count_transaction();
         let tx = client.transaction().await.map_err(backend)?;
         tx.batch_execute("SET LOCAL synchronous_commit = off")
             .await
@@ -182,6 +183,14 @@ impl Leases for PgLeases {
             .expect("lease lock")
             .insert(owner.to_owned(), until);
         Ok(())
+    }
+
+    fn database(&self) -> Option<u64> {
+        Some(self.db.id())
+    }
+
+    async fn keep_alive(&self, owner: &str, ttl: Duration) -> Result<(), StoreError> {
+        self.alive(owner, ttl).await
     }
 
     async fn held_by_others(

@@ -84,7 +84,7 @@ impl PgStore {
 
 /// The creation event (`StreamResponse::Task`) of a task serialized as `snapshot`, without
 /// serializing the task again.
-fn created_event(snapshot: &str) -> String {
+pub(super) fn created_event(snapshot: &str) -> String {
     format!("{{\"task\":{snapshot}}}")
 }
 
@@ -97,6 +97,10 @@ impl TaskStore for PgStore {
 
     fn flushes(&self) -> bool {
         false
+    }
+
+    fn joint(&self) -> Option<&dyn crate::store::JointWrites> {
+        Some(self)
     }
 
     async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
@@ -168,7 +172,9 @@ impl TaskStore for PgStore {
                          WHERE id = $1 AND version = $2
                          RETURNING version, tenant, owner),
                      e AS (INSERT INTO a2a_events (task_id, seq, event)
-                           SELECT $1, version, $6::text::json FROM t)
+                           SELECT $1, version, $6::text::json FROM t),
+                     l AS (DELETE FROM a2a_leases
+                           WHERE task_id = $1 AND $7::boolean AND EXISTS (SELECT 1 FROM t))
                      SELECT version, version, tenant, owner FROM t",
                     &[
                         &id,
@@ -177,6 +183,7 @@ impl TaskStore for PgStore {
                         &task.status.state.as_str(),
                         &millis,
                         &event_json,
+                        &task.status.state.is_terminal(),
                     ],
                 )
                 .await?
@@ -280,6 +287,9 @@ impl TaskStore for PgStore {
     async fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
         let token = query.start_after()?;
         let client = self.db.client().await?;
+        // Two statements, pipelined: two transactions.
+        self.db.count_transaction();
+        self.db.count_transaction();
         // The filters, as SQL with numbered parameters. A scope part that is unset must match
         // NULL, written `IS NULL` so that the listing indexes serve it.
         let mut filters = Vec::new();

@@ -3,7 +3,7 @@
 //! servers of that process may share the store, and each takes a registration's lease before
 //! posting to its webhook. Nothing survives a restart, which is right for a single process.
 
-use super::FastMap;
+use super::{FastMap, PushRecord};
 use a2a_core::TaskId;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -64,4 +64,11 @@ impl DeliveryLeases {
     pub(crate) fn forget(&self, task: &TaskId) {
         self.leases.lock().expect("lease lock").remove(task);
     }
+}
+
+/// Whether `PushStore::advance_delivery` moves the `stored` registration's cursor from
+/// `expected` to that of `record`: it is still the same registration, not dead-lettered, with
+/// its cursor where the caller left it.
+pub(crate) fn may_advance(stored: &PushRecord, record: &PushRecord, expected: u64) -> bool {
+    stored.config == record.config && stored.dead_letter.is_none() && stored.delivered == expected
 }

@@ -46,6 +46,12 @@ impl Process {
         Self::spawn_with(&["--data-dir", dir.to_str().unwrap()], Stdio::null(), env)
     }
 
+    /// [`Process::with_args`] with these variables added to its environment (a fault to
+    /// inject).
+    pub fn with_args_env(args: &[&str], env: &[(&str, &str)]) -> Process {
+        Self::spawn_with(args, Stdio::null(), env)
+    }
+
     /// Waits for the process to exit by itself; returns its status.
     pub async fn exited(&mut self) -> std::process::ExitStatus {
         timeout(WAIT, async {

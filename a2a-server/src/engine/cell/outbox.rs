@@ -32,12 +32,41 @@
 //! was written, else runs the agent again). A task born and finished inside one blocking
 //! `SendMessage` is one batch and one flush.
 //!
-//! On a store whose writes are durable when they return (memory, PostgreSQL, which several
-//! replicas share and so must see each version as it is written), each change is written and
-//! published at once, as before.
+//! **Until the first write, on PostgreSQL** (`joint` writes: a store with
+//! [`JointWrites`](crate::store::JointWrites) whose database also holds the engine's message
+//! claims and execution leases). Several replicas write that store, so the rule above holds
+//! only while no other replica can know of the task: until its first write. A new task's
+//! changes wait unwritten as on sled, and the first batch is one transaction with the
+//! message's claim and (unless the batch finishes the task) its execution lease, committed
+//! durably before anything of it is published, on this process or on the bus. The reveals
+//! are the same. From then on, each change is written at once with a compare-and-swap on
+//! its version (another replica may cancel or continue the task), as on any shared store.
+//! What this keeps:
+//!
+//! - "Durable before revealed": nothing of the task reaches a subscriber, the bus or a
+//!   webhook before the transaction that writes it commits; other replicas find the task in
+//!   the store only once it is committed, claim and lease with it.
+//! - One owner: a task is never in the store without its lease (when unfinished), so no other
+//!   replica takes it for an orphan; its id is new, so no other replica holds its lease.
+//! - A message answered once: the claim is checked by the first write (the claim's unique
+//!   key, in the same transaction). A duplicate sent to this process meanwhile waits for the
+//!   first send's task (`Engine::claim_deferred`); one sent to another replica runs its agent
+//!   unwritten too, and of the two first writes exactly one commits: the other writes
+//!   nothing, stops its agent and is answered as a retry of the winner (`Outcome::Lost`). So a
+//!   retry of a message already written runs the agent again up to its first reveal before it
+//!   is answered with the first send's task; an agent that acts outside the server first calls
+//!   [`TaskEvents::flush`](crate::TaskEvents::flush), which is such a reveal.
+//! - Gap-free versions: the first batch creates versions `1..=n` (none before it), later
+//!   writes continue them with the store's check.
+//!
+//! A crash before the first write loses the task and its claim, neither of which anyone saw:
+//! the client was never answered, and its retry runs the agent afresh.
+//!
+//! On the memory store (writes durable when they return), and on PostgreSQL without `joint`
+//! writes, each change is written and published at once, as before.
 
 use super::super::Engine;
-use crate::store::{BatchWrite, Scope, StoreError, StoredTask};
+use crate::store::{BatchWrite, JointCreate, MessageClaim, Scope, StoreError, StoredTask};
 use a2a_core::{StreamResponse, Task, TaskId, TaskState};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -119,6 +148,11 @@ pub(crate) struct Outbox {
     writing: tokio::sync::Mutex<()>,
     /// Set once anyone may see the task's changes as they come (see [`Outbox::watch`]).
     watched: AtomicBool,
+    /// With `joint` writes, a new task's message claim (key and record): written with the
+    /// task's first batch.
+    first_claim: Option<(String, MessageClaim)>,
+    /// The task's execution token (the cell's), stopped when the claim is lost.
+    cancel: tokio_util::sync::CancellationToken,
 }
 
 #[derive(Debug)]
@@ -132,6 +166,16 @@ pub(super) struct OutboxState {
     /// The sequence number of the last change written to the store: the queued changes after
     /// it are not written yet (write-behind, see the module docs).
     written: u64,
+    /// The claim another send of the message wrote first (`joint`): the first batch wrote
+    /// nothing, and no later one is tried.
+    lost: Option<MessageClaim>,
+}
+
+impl OutboxState {
+    /// The sequence number of the last change written to the store (0: none).
+    pub(super) fn written(&self) -> u64 {
+        self.written
+    }
 }
 
 #[derive(Debug)]
@@ -143,7 +187,15 @@ pub(super) struct Unpublished {
 
 impl Outbox {
     /// The outbox of a task last written as `stored` (`None`: not created yet).
-    pub(in crate::engine) fn new(id: TaskId, scope: Scope, stored: Option<&StoredTask>) -> Self {
+    /// With `first_claim`, the task is new and its first batch writes the message's claim
+    /// (and the lease) with it (`joint` writes).
+    pub(in crate::engine) fn new(
+        id: TaskId,
+        scope: Scope,
+        stored: Option<&StoredTask>,
+        first_claim: Option<(String, MessageClaim)>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Self {
         Self {
             id,
             scope,
@@ -153,10 +205,37 @@ impl Outbox {
                 published: stored.map(|s| (s.task.clone(), s.version)),
                 flushing: false,
                 written: stored.map_or(0, |s| s.version),
+                lost: None,
             }),
             writing: tokio::sync::Mutex::new(()),
             watched: AtomicBool::new(false),
+            first_claim,
+            cancel,
         }
+    }
+
+    /// The key of the message claim the task's first batch writes (`joint`), if any.
+    pub(in crate::engine) fn first_claim_key(&self) -> Option<&str> {
+        self.first_claim.as_ref().map(|(key, _)| key.as_str())
+    }
+
+    /// The claim another send wrote first, if this task's first batch lost it (`joint`).
+    pub(super) fn lost(&self) -> Option<MessageClaim> {
+        self.lock().lost.clone()
+    }
+
+    /// Another send of the message wrote `claim` first: this task is never written, and its
+    /// execution is told to stop. Returns the error its writes get.
+    pub(super) fn set_lost(&self, claim: MessageClaim) -> StoreError {
+        let error = lost(&claim);
+        self.lock().lost = Some(claim);
+        self.cancel.cancel();
+        error
+    }
+
+    /// Waits for the batch being written, if any: what it covers counts as written after.
+    pub(super) async fn writing(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.writing.lock().await
     }
 
     /// Someone watches the task as it goes (a stream, a webhook, a `returnImmediately` send):
@@ -218,9 +297,65 @@ impl Outbox {
                 },
             })
             .collect();
-        rt.store.write_batch(&self.scope, base, &changes).await?;
+        if base == 0 && rt.joint {
+            // What the first write wrote (all of it, unless an earlier try committed fewer
+            // changes), then the rest as a batch that continues it.
+            let written = self.create_joint(rt, &changes).await?;
+            let rest = &changes[usize::try_from(written)
+                .unwrap_or(usize::MAX)
+                .min(changes.len())..];
+            if !rest.is_empty() {
+                rt.store.write_batch(&self.scope, written, rest).await?;
+            }
+        } else {
+            rt.store.write_batch(&self.scope, base, &changes).await?;
+        }
         self.lock().written = last;
         Ok(())
+    }
+
+    /// The first batch of a new task with `joint` writes: the task, its message claim and
+    /// (unless the batch finishes the task, which then needs none) its execution lease, in
+    /// one transaction. A claim another send wrote first leaves this task unwritten for good
+    /// (see [`Outbox::lost`]). Returns the version written.
+    async fn create_joint(
+        &self,
+        rt: &Engine,
+        changes: &[BatchWrite<'_>],
+    ) -> Result<u64, StoreError> {
+        if let Some(claim) = self.lock().lost.clone() {
+            return Err(lost(&claim));
+        }
+        let joint = rt.store.joint().expect("joint writes");
+        let unfinished = changes
+            .last()
+            .is_some_and(|c| !c.task.status.state.is_terminal());
+        let lease = match &rt.replication {
+            Some(r) if unfinished => {
+                r.leases.keep_alive(&r.owner, r.ttl).await?;
+                Some(&*r.owner)
+            }
+            _ => None,
+        };
+        let claim = (self.first_claim.as_ref()).map(|(key, claim)| (key.as_str(), claim));
+        let created = joint
+            .create_joint(&self.scope, changes, claim, lease)
+            .await?;
+        if let Some((key, _)) = &self.first_claim {
+            rt.claim_written(key, &self.id);
+        }
+        match created {
+            JointCreate::Created => Ok(changes.len() as u64),
+            // The claim is this task's: an earlier try of this batch committed, though its
+            // answer was lost (the connection failed). The store has the task as it wrote it.
+            JointCreate::ClaimTaken(claim) if claim.task_id == self.id => rt
+                .store
+                .get(&self.id)
+                .await?
+                .map(|stored| stored.version)
+                .ok_or_else(|| StoreError::NotFound(self.id.clone())),
+            JointCreate::ClaimTaken(claim) => Err(self.set_lost(claim)),
+        }
     }
 
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, OutboxState> {
@@ -293,7 +428,11 @@ impl Outbox {
                 Err(e) => Err(e),
             };
             if let Err(e) = durable {
-                tracing::error!(task = %self.id, error = %e, "flushing the task's changes failed");
+                if self.lost().is_some() {
+                    tracing::debug!(task = %self.id, error = %e, "the task's message was claimed first elsewhere");
+                } else {
+                    tracing::error!(task = %self.id, error = %e, "flushing the task's changes failed");
+                }
                 self.lock().flushing = false;
                 return;
             }
@@ -306,6 +445,17 @@ impl Outbox {
         let _out = self.lock();
         let _ = self.tx.send(Update::Done);
     }
+}
+
+/// The error of a write of a task whose first batch lost its message's claim.
+pub(super) fn lost(claim: &MessageClaim) -> StoreError {
+    StoreError::Backend(
+        format!(
+            "the message was claimed first by another send, for task {}",
+            claim.task_id
+        )
+        .into(),
+    )
 }
 
 /// Faults a test injects into a real server process (feature `testing`).
