@@ -40,22 +40,26 @@ pub(crate) use index::status_millis;
 pub(crate) use index::{decode_page_token, encode_page_token};
 mod lease;
 // The behaviour every store must have, run for ours and public in `testing::check_store`.
+#[cfg(any(feature = "sled", feature = "fjall"))]
+mod kv;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod list_tests;
 mod memory;
 mod metered;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod scan_tests;
-#[cfg(feature = "sled")]
-mod sled;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod tests;
 
 #[cfg(feature = "sled")]
-pub use self::sled::{
-    CLAIM_EXPIRY_WALK, DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, RELIST_AFTER,
-    RELIST_AGE, RELIST_BACKLOG, RELIST_MAX, SNAPSHOT_EVERY, SledStore,
+pub use self::kv::SledStore;
+#[cfg(any(feature = "sled", feature = "fjall"))]
+pub use self::kv::{
+    CLAIM_EXPIRY_WALK, DEFAULT_CACHE_BYTES, EmbeddedStore, Entries, Kv, KvTree, LOCK_WAIT,
+    RECENT_CACHE_BYTES, RELIST_AFTER, RELIST_AGE, RELIST_BACKLOG, RELIST_MAX, SNAPSHOT_EVERY,
 };
+#[cfg(feature = "fjall")]
+pub use self::kv::{FjallDb, FjallStore, FjallTree};
 pub use memory::{DECODED_CACHE_BYTES, MemoryStore};
 pub(crate) use metered::Metered;
 

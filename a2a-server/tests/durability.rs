@@ -174,12 +174,15 @@ async fn a_crash_between_a_batchs_write_and_its_reveal_answers_the_retried_send_
     assert_eq!(send().await["task"]["id"], id.as_str(), "and again");
 }
 
-/// One round: load, SIGKILL after `kill_after`, restart, check everything.
+/// One round: load, SIGKILL after `kill_after`, restart, check everything, on the embedded
+/// store `store` (`--store`).
 #[cfg(feature = "cli")]
-async fn kill_and_check(kill_after: Duration) {
+async fn kill_and_check(kill_after: Duration, store: &str) {
     let dir = tempfile::tempdir().unwrap();
     let http = reqwest::Client::new();
-    let mut server = Process::start(dir.path());
+    let start =
+        || Process::with_args(&["--data-dir", dir.path().to_str().unwrap(), "--store", store]);
+    let mut server = start();
     server.ready(&http).await;
     let url = server.url.clone();
 
@@ -244,7 +247,7 @@ async fn kill_and_check(kill_after: Duration) {
         seen_by_stream.push(s.await.unwrap());
     }
 
-    let server = Process::start(dir.path());
+    let server = start();
     server.ready(&http).await;
     let url = server.url.clone();
     let acked = acked.lock().unwrap().clone();
@@ -297,7 +300,7 @@ async fn kill_and_check(kill_after: Duration) {
             break;
         }
     }
-    // And listed: sled writes listing keys after the task (a relist), and the reopened store
+    // And listed: the store writes listing keys after the task (a relist), and the reopened store
     // writes those the kill left unwritten.
     let listed: std::collections::HashSet<&String> = all.iter().collect();
     for id in &acked {
@@ -370,7 +373,15 @@ async fn kill_and_check(kill_after: Duration) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_under_load_loses_no_acknowledged_task_and_no_event() {
     for kill_after in [150, 450, 900] {
-        kill_and_check(Duration::from_millis(kill_after)).await;
+        kill_and_check(Duration::from_millis(kill_after), "sled").await;
+    }
+}
+
+#[cfg(feature = "cli")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_under_load_on_fjall_loses_no_acknowledged_task_and_no_event() {
+    for kill_after in [150, 450, 900] {
+        kill_and_check(Duration::from_millis(kill_after), "fjall").await;
     }
 }
 

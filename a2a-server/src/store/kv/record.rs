@@ -31,7 +31,7 @@
 //! event count (the event is an artifact or a message) is committed by its event already: the
 //! fold of the event is the snapshot it was about to write.
 
-use super::{SledStore, backend, backend_msg, decode, index_key, log_key};
+use super::{EmbeddedStore, Kv, KvTree, backend, backend_msg, decode, index_key, log_key};
 use crate::cache::Weigh;
 use crate::store::index::{self, Listed};
 use crate::store::{Scope, StoreError, StoredTask};
@@ -196,7 +196,7 @@ pub(super) fn seq_of(key: &[u8]) -> Result<u64, StoreError> {
     Ok(u64::from_be_bytes(bytes))
 }
 
-impl SledStore {
+impl<K: Kv> EmbeddedStore<K> {
     /// Stores a new task at version 1 (a snapshot), with its creation event.
     pub(super) fn create_record(
         &self,
