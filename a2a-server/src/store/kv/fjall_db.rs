@@ -1,15 +1,17 @@
 //! The store on [fjall](https://docs.rs/fjall) (feature `fjall`): [`FjallStore`], the same
-//! records, keys and guarantees as [`SledStore`](super::SledStore), in a fjall keyspace (an
-//! LSM tree per partition, one journal for all of them). A write appends to the journal and a
-//! memtable; [`TaskStore::sync`](crate::TaskStore::sync) flushes the journal and `fdatasync`s it
-//! (`PersistMode::SyncData`), shared by every write it covers (group commit). Each tree of the
-//! store is a partition of the same name.
+//! records, keys and guarantees as `SledStore`, in a fjall keyspace (an LSM tree per partition,
+//! one journal for all of them) under `DIR/keyspace`. Each tree of the store is a partition of
+//! the same name. A write appends to the journal's buffer and to a memtable;
+//! [`TaskStore::sync`](crate::TaskStore::sync) writes the buffer out and `fdatasync`s the
+//! journal (`PersistMode::SyncData`), once for every write it covers (group commit). The
+//! journal is replayed in order at open, so a crash keeps a prefix of the writes, which is what
+//! the store's commit points need (see `kv/record.rs`).
 //!
 //! fjall has no compare-and-swap outside its transactional keyspace, so each [`FjallTree`]
 //! serializes its own writes with a lock: a compare-and-swap (a message claim, a webhook
 //! delivery cursor) reads and writes under it, and every other write of the tree takes it too,
-//! so that none slips between the read and the write. Only this process writes the keyspace
-//! (the directory is locked while it is open), so no other writer exists.
+//! so that none slips between the read and the write. fjall does not lock its directory; the
+//! store does (`DIR/a2a.lock`, `flock`), so that this process is the keyspace's only writer.
 
 use super::engine::{Entries, Kv, KvTree, Sealed, owned_bounds};
 use super::open::{FJALL_KEYSPACE, open_locked, refuse_other_engine};
@@ -48,6 +50,8 @@ impl FjallDb {
 pub struct FjallTree {
     partition: fjall::PartitionHandle,
     writes: Arc<Mutex<()>>,
+    /// The directory's lock: held until the last handle on the keyspace is gone.
+    _lock: Arc<DirLock>,
 }
 
 impl std::fmt::Debug for FjallTree {
@@ -128,6 +132,7 @@ impl EmbeddedStore<FjallDb> {
         )?;
         let keyspace = fjall::Config::new(dir.join(FJALL_KEYSPACE))
             .cache_size(cache_bytes)
+            .manual_journal_persist(true)
             .open()
             .map_err(super::backend)?;
         Self::from_engine(FjallDb {
@@ -135,6 +140,14 @@ impl EmbeddedStore<FjallDb> {
             _lock: Arc::new(lock),
         })
     }
+}
+
+/// How the store opens a partition: its writes stay in the journal's buffer until a flush
+/// (`manual_journal_persist`) instead of one `write` system call each, since nothing is
+/// revealed before [`TaskStore::sync`](crate::TaskStore::sync) flushes them (durable before
+/// revealed): a crash loses only writes no one was shown, as on sled.
+fn partition_options() -> fjall::PartitionCreateOptions {
+    fjall::PartitionCreateOptions::default().manual_journal_persist(true)
 }
 
 impl Sealed for FjallDb {}
@@ -145,12 +158,11 @@ impl Kv for FjallDb {
     const NAME: &'static str = "fjall";
 
     fn open_tree(&self, name: &str) -> Result<FjallTree, fjall::Error> {
-        let partition = self
-            .keyspace
-            .open_partition(name, fjall::PartitionCreateOptions::default())?;
+        let partition = self.keyspace.open_partition(name, partition_options())?;
         Ok(FjallTree {
             partition,
             writes: Arc::default(),
+            _lock: self._lock.clone(),
         })
     }
 
@@ -158,9 +170,7 @@ impl Kv for FjallDb {
         if !self.keyspace.partition_exists(name) {
             return Ok(());
         }
-        let partition = self
-            .keyspace
-            .open_partition(name, fjall::PartitionCreateOptions::default())?;
+        let partition = self.keyspace.open_partition(name, partition_options())?;
         self.keyspace.delete_partition(partition)
     }
 
