@@ -1,8 +1,11 @@
 //! Storage: the [`Store`] of a server, split by concern into [`TaskStore`] (tasks, their event
 //! logs, listing and retention), [`ClaimStore`] (message claims, for idempotent sends) and
-//! [`PushStore`] (webhook registrations with their delivery cursors and leases), and its two
-//! implementations, [`MemoryStore`] and (with the `sled` feature, on by default)
-//! [`SledStore`], which implement all three.
+//! [`PushStore`] (webhook registrations with their delivery cursors and leases), and its
+//! implementations, which implement all three: [`MemoryStore`], and the durable embedded store
+//! `EmbeddedStore` on one of two engines (trait `Kv`): `SledStore` (sled; the `sled` feature,
+//! on by default) and `FjallStore` (fjall; the `fjall` feature). The two engines share every
+//! line of the store's logic (records, keys, write-behind, relists, group commit) and its
+//! tests; only the engine calls differ (`store/kv/engine.rs`, `store/kv/fjall_db.rs`).
 //!
 //! Every change to a task goes through [`TaskStore::update`] (or [`TaskStore::create`]) before
 //! any client or subscriber sees it. Updates are optimistic: each stored task carries a

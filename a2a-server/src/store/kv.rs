@@ -1,9 +1,13 @@
-//! The durable [`Store`](super::Store) on [sled](https://docs.rs/sled), an embedded database:
-//! nothing to install, data in one directory. The [`TaskStore`] is here; the `ClaimStore` is in
-//! `sled/claims.rs` and the `PushStore` in `sled/push.rs`.
+//! The durable [`Store`](super::Store) in an embedded database: nothing to install, data in one
+//! directory. The store's logic is written once over a small engine trait ([`Kv`]: named
+//! ordered trees, point reads and writes, a compare-and-swap, scans, a flush; `kv/engine.rs`),
+//! implemented for [sled](https://docs.rs/sled) (`SledStore`, the default) and, with the
+//! `fjall` feature, for [fjall](https://docs.rs/fjall) (`FjallStore`, `kv/fjall_db.rs`, where
+//! each tree below is a partition). The [`TaskStore`] is here; the `ClaimStore` is in
+//! `kv/claims.rs` and the `PushStore` in `kv/push.rs`.
 //!
 //! Layout: tree `tasks` maps a task id to its JSON snapshot (a [`StoredTask`] at the version
-//! it was taken) or head (its version, indexed fields and creation event, see `sled/record.rs`);
+//! it was taken) or head (its version, indexed fields and creation event, see `kv/record.rs`);
 //! tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq, u64 big-endian)` to the
 //! JSON event (a head's creation event, seq 1, is in the head), so that a task's log is one
 //! ordered range; tree
@@ -16,23 +20,23 @@
 //! itself, in id order, reading each record's state: it runs once per start, and an index by
 //! state would cost every write); tree `message_claims`
 //! maps a deduplication key to its claim (expiry walks it with a cursor, a bounded page per
-//! sweep: see `sled/claims.rs`); trees `push_configs` and `push_config_ids` hold webhook
+//! sweep: see `kv/claims.rs`); trees `push_configs` and `push_config_ids` hold webhook
 //! registrations.
 //!
-//! Writes are event-sourced (see `store/sled/record.rs`): a task's current version is its
+//! Writes are event-sourced (see `store/kv/record.rs`): a task's current version is its
 //! value in `tasks` (a snapshot, or a head over its creation event) with the log events after
 //! it applied. A status update writes a value (a head while the task is its log folded, else a
 //! snapshot) with its event; an artifact chunk or an agent message writes only its event,
 //! until [`SNAPSHOT_EVERY`] events have accumulated. Status updates alone move the listing
 //! keys, and a write does not write them: a *relist* does, before every listing and in the
 //! background, for every task whose keys lag, so that a short task's keys are written once
-//! (see `store/sled/relist.rs`). [`TaskStore::sync`] flushes to disk, and the store says so
+//! (see `store/kv/relist.rs`). [`TaskStore::sync`] flushes to disk, and the store says so
 //! ([`TaskStore::flushes`]): an agent's changes wait for that flush in the engine, not the
 //! agent (see `engine/cell.rs`).
 //!
-//! Where sled runs: what waits on the disk runs on tokio's blocking pool (the flush of
+//! Where the engine runs: what waits on the disk runs on tokio's blocking pool (the flush of
 //! [`TaskStore::sync`], listings, and the scans of recovery, retention and webhook resumption);
-//! a point read or write runs inline, as it works in sled's page cache and log buffer (a
+//! a point read or write runs inline, as it works in the engine's cache and log buffer (a
 //! write's durability is the flush's), and handing each one to the blocking pool would cost
 //! more than the call itself.
 //!
@@ -81,13 +85,13 @@ pub struct EmbeddedStore<K: Kv> {
     db: K,
     tasks: K::Tree,
     index: K::Tree,
-    /// The listing indexes (see `store::index`), written by relists (`sled/relist.rs`).
+    /// The listing indexes (see `store::index`), written by relists (`kv/relist.rs`).
     lists: K::Tree,
     events: K::Tree,
     /// The ids of the tasks in each state (see `state_key`).
     claims: K::Tree,
     /// The claim keys by receipt time (see `claims::time_key`).
-    /// Where the last `expire_claims` walk stopped (see `sled/claims.rs`).
+    /// Where the last `expire_claims` walk stopped (see `kv/claims.rs`).
     claim_cursor: Arc<Mutex<Option<Vec<u8>>>>,
     pushes: K::Tree,
     /// Webhook registrations by task and config id (`log_prefix(task) + id`): the key of each
@@ -116,7 +120,7 @@ pub struct EmbeddedStore<K: Kv> {
     recent: Arc<Mutex<Fifo<Record>>>,
     /// The webhook delivery leases: in memory, since only this process opens the directory.
     leases: Arc<DeliveryLeases>,
-    /// The tasks whose listing keys are not written yet (see `sled/relist.rs`).
+    /// The tasks whose listing keys are not written yet (see `kv/relist.rs`).
     waiting: Arc<Mutex<relist::Waiting>>,
     /// Held by the relist in progress: one at a time.
     relisting: Arc<Mutex<()>>,
@@ -367,7 +371,7 @@ impl<K: Kv> TaskStore for EmbeddedStore<K> {
         }
         let mut out = Vec::new();
         let mut from = after.saturating_add(1);
-        // A head's creation event is in the head, not the log (see `sled/record.rs`).
+        // A head's creation event is in the head, not the log (see `kv/record.rs`).
         if from == 1
             && let Some(created) = &record.created
         {

@@ -1,8 +1,7 @@
 //! Opening an embedded store: the directory lock, the trees, and the listing counts.
 
 use super::{
-    DEFAULT_CACHE_BYTES, EmbeddedStore, Kv, KvTree, LOCK_WAIT, RECENT_CACHE_BYTES, backend, list,
-    record, relist,
+    EmbeddedStore, Kv, KvTree, LOCK_WAIT, RECENT_CACHE_BYTES, backend, list, record, relist,
 };
 use crate::cache::Fifo;
 use crate::store::StoreError;
@@ -73,7 +72,7 @@ pub(super) fn refuse_other_engine(dir: &Path, engine: &str) -> Result<(), StoreE
 impl EmbeddedStore<sled::Db> {
     /// Opens (or creates) the database in `dir` with the default cache size.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, StoreError> {
-        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+        Self::open_with_cache(dir, super::DEFAULT_CACHE_BYTES)
     }
 
     /// Opens (or creates) the database in `dir` with a page cache of `cache_bytes`.
@@ -149,7 +148,7 @@ const CARRIED: &[u8] = b"heads_carry_creation";
 
 /// Migration, once per database: rewrites every head written before issue 41 (its creation
 /// event as the log's entry 1) to carry its creation event, then removes that entry (see
-/// `sled/record.rs`), and records that it is done. Idempotent: a crash between a head's rewrite
+/// `kv/record.rs`), and records that it is done. Idempotent: a crash between a head's rewrite
 /// and the entry's removal leaves an entry no read looks at (a head that carries its creation
 /// never reads the log's entry 1), and the next open finishes the job. Returns how many heads
 /// it rewrote.

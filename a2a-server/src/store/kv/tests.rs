@@ -18,8 +18,14 @@ fn a_directory_of_one_engine_is_refused_by_the_other() {
     assert!(err.contains("holds a sled store"), "{err}");
     let err = SledStore::open(fjall.path()).unwrap_err().to_string();
     assert!(err.contains("holds a fjall store"), "{err}");
-    assert!(!fjall.path().join("conf").exists(), "sled wrote nothing there");
-    assert!(!sled.path().join("keyspace").exists(), "fjall wrote nothing there");
+    assert!(
+        !fjall.path().join("conf").exists(),
+        "sled wrote nothing there"
+    );
+    assert!(
+        !sled.path().join("keyspace").exists(),
+        "fjall wrote nothing there"
+    );
     drop(SledStore::open(sled.path()).unwrap());
     drop(FjallStore::open(fjall.path()).unwrap());
 }
