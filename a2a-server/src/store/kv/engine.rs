@@ -19,6 +19,9 @@ pub type Entries<T> = Box<
     >,
 >;
 
+/// A key or a value as the trees of engine `K` return it.
+pub(super) type Bytes<K> = <<K as Kv>::Tree as KvTree>::Bytes;
+
 mod sealed {
     /// Only this crate's engines implement [`super::Kv`].
     pub trait Sealed {}

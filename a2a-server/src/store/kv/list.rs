@@ -113,7 +113,7 @@ pub(super) fn open_indexes<K: Kv>(
         db.flush().map_err(backend)?;
         meta.insert(LISTS_BUILT, &[1u8] as &[u8]).map_err(backend)?;
         meta.remove(LISTS_BUILT_V1).map_err(backend)?;
-        meta.insert(relist::LISTED_UP_TO, &newest.to_be_bytes())
+        meta.insert(relist::LISTED_UP_TO, newest.to_be_bytes())
             .map_err(backend)?;
         db.flush().map_err(backend)?;
     }

@@ -15,7 +15,7 @@ impl<K: Kv> EmbeddedStore<K> {
         &self,
         task: &TaskId,
         id: &str,
-    ) -> Result<Option<(<K::Tree as KvTree>::Bytes, PushRecord)>, StoreError> {
+    ) -> Result<Option<(engine::Bytes<K>, PushRecord)>, StoreError> {
         let ids_key = push_id_key(task.as_str(), id);
         let Some(key) = self.push_ids.get(ids_key).map_err(backend)? else {
             return Ok(None);

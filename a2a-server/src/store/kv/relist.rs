@@ -227,7 +227,7 @@ impl<K: Kv> EmbeddedStore<K> {
         self.db.flush().map_err(backend)?;
         let listed = self.waiting.lock().expect("relist lock").listed_below();
         let meta = self.db.open_tree(super::META).map_err(backend)?;
-        meta.insert(LISTED_UP_TO, &listed.to_be_bytes())
+        meta.insert(LISTED_UP_TO, listed.to_be_bytes())
             .map_err(backend)?;
         Ok(())
     }

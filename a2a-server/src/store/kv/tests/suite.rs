@@ -17,7 +17,7 @@ pub(super) trait Counted {
 
 impl<T: KvTree> Counted for T {
     fn len(&self) -> usize {
-        self.iter().map(|e| e.unwrap()).count()
+        self.iter().inspect(|e| assert!(e.is_ok(), "{e:?}")).count()
     }
 }
 
