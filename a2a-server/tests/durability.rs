@@ -34,16 +34,17 @@ fn message(id: &str, text: &str) -> Value {
 
 // ---------------------------------------------------------------------------------------------
 
-/// Starts a server with the fault `fault` (`A2A_FAULT`), sends `body`, and sees the server
-/// abort before it answers.
+/// Starts a server on the embedded store `store` with the fault `fault` (`A2A_FAULT`), sends
+/// `body`, and sees the server abort before it answers.
 #[cfg(all(feature = "cli", feature = "testing"))]
 async fn crash_on_first_send(
     dir: &std::path::Path,
+    store: &str,
     http: &reqwest::Client,
     fault: &str,
     body: &Value,
 ) {
-    let mut server = Process::with_env(dir, &[("A2A_FAULT", fault)]);
+    let mut server = Process::with_env(dir, &[("A2A_FAULT", fault), ("A2A_STORE", store)]);
     server.ready(http).await;
     let first = http
         .post(format!("{}/message:send", server.url))
@@ -67,7 +68,7 @@ async fn a_crash_before_a_tasks_first_write_lets_the_retried_send_run_afresh() {
     let dir = tempfile::tempdir().unwrap();
     let http = reqwest::Client::new();
     let body = message("crash-2", "hello");
-    crash_on_first_send(dir.path(), &http, "abort-before-batch", &body).await;
+    crash_on_first_send(dir.path(), "sled", &http, "abort-before-batch", &body).await;
 
     let server = Process::start(dir.path());
     server.ready(&http).await;
@@ -119,12 +120,25 @@ async fn a_crash_before_a_tasks_first_write_lets_the_retried_send_run_afresh() {
 #[cfg(all(feature = "cli", feature = "testing"))]
 #[tokio::test]
 async fn a_crash_between_a_batchs_write_and_its_reveal_answers_the_retried_send_once() {
+    crash_between_write_and_reveal("sled").await;
+}
+
+/// The same on fjall (`--store fjall`).
+#[cfg(all(feature = "cli", feature = "testing"))]
+#[tokio::test]
+async fn on_fjall_a_crash_between_a_batchs_write_and_its_reveal_answers_the_retried_send_once() {
+    crash_between_write_and_reveal("fjall").await;
+}
+
+#[cfg(all(feature = "cli", feature = "testing"))]
+async fn crash_between_write_and_reveal(store: &str) {
     let dir = tempfile::tempdir().unwrap();
     let http = reqwest::Client::new();
     let body = message("crash-1", "hello");
-    crash_on_first_send(dir.path(), &http, "abort-after-batch", &body).await;
+    crash_on_first_send(dir.path(), store, &http, "abort-after-batch", &body).await;
 
-    let server = Process::start(dir.path());
+    let dir_arg = dir.path().to_str().unwrap();
+    let server = Process::with_args(&["--data-dir", dir_arg, "--store", store]);
     server.ready(&http).await;
     let url = &server.url;
     let send = || async {
