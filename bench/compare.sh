@@ -45,7 +45,8 @@
 # --repeat N runs every server's rows N times, the servers interleaved (floor, ours, peer,
 # rivals, then again), each time on fresh servers; the table shows each figure's median and
 # lists every repetition's throughput under it (the fan-out runs once).
-# Labels: bare-axum, ours-memory, ours-sled, ours-embedded (our router in an application's own
+# Labels: bare-axum, ours-memory, ours-sled, ours-fjall (the sled row on fjall, `--store fjall`),
+# ours-embedded (our router in an application's own
 # axum::serve, bench/src/bin/embedded-axum.rs), a2a-server-lf-0.5.3 (the peer),
 # turul-a2a-0.2.6-memory, turul-a2a-0.2.6-sqlite, a2a-protocol-server-0.15.0-memory,
 # a2a-protocol-server-0.15.0-sqlite (rivals).
@@ -311,12 +312,14 @@ if [ -n "${OURS_BEFORE_BIN:-}" ]; then
   bench_server ours-memory-before -- "$OURS_BEFORE_BIN" --memory --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
   bench_server ours-sled-before -- "$OURS_BEFORE_BIN" --data-dir @DATA@ --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
 fi
+# The same store on fjall instead of sled (`--store fjall`, a fresh directory per group).
+bench_server ours-fjall --grpc -- "$bin/a2a-server" --data-dir @DATA@ --store fjall --listen 127.0.0.1:0 --retention-hours 0 "${ours_args[@]}"
 # Our router as an application embeds it: Server::into_router() in its own axum::serve, with
 # the server's protections (bench/src/bin/embedded-axum.rs); in memory, like ours-memory.
 bench_server ours-embedded -- "$bin/embedded-axum" --listen 127.0.0.1:0
 # The disk's own flush latency, beside the durable rows: the floor under a first event that
 # is flushed before it is sent (a2a-bench flush: 4 KiB appended, then fdatasync).
-if [ "$rep" = 1 ] && [ "$instructions" = 0 ] && { [ -z "$only" ] || [[ ",$only," == *",ours-sled,"* ]]; }; then
+if [ "$rep" = 1 ] && [ "$instructions" = 0 ] && { [ -z "$only" ] || [[ ",$only," == *",ours-sled,"* ]] || [[ ",$only," == *",ours-fjall,"* ]]; }; then
   flush_line="$(taskset -c "$server_core" "$bin/a2a-bench" flush --dir "$work" --samples 500)" || flush_line=""
 fi
 if [ -n "$peer_bin" ]; then

@@ -66,11 +66,12 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `sled` | yes | [`SledStore`], the durable embedded task store |
+//! | `fjall` | no | `FjallStore`: the same store on fjall, an LSM tree (less CPU per durable write than sled; see the README's "Choosing a store") |
 //! | `postgres` | no | `a2a_server::postgres`: `PgStore`, `PgBus` and `PgLeases`, for several replicas on one PostgreSQL database |
 //! | `testing` | no | `a2a_server::testing`: run an agent's methods without a server and read back what it reported |
 //! | `trust` | no | the agent card signed with configured keys and their JWK set served (`ServerBuilder::card_signing_key`); OAuth 2.0 / OpenID Connect bearer JWTs (`auth::JwtBearer`) |
 //! | `otel` | no | W3C trace context through OpenTelemetry: each request's span continues the caller's trace, and webhook POSTs carry it ([`telemetry`]) |
-//! | `cli` | no | the `a2a-server` binary (demo agent, flags, logging, mimalloc): `cargo run -p a2a-server --features cli`; implies `sled`, `postgres`, `trust` and `otel` |
+//! | `cli` | no | the `a2a-server` binary (demo agent, flags, logging, mimalloc): `cargo run -p a2a-server --features cli`; implies `sled`, `fjall`, `postgres`, `trust` and `otel` |
 //!
 //! # What else is here
 //!
@@ -147,6 +148,10 @@ pub use server::{
     DEFAULT_KEEP_ALIVE, SHUTDOWN_GRACE, Server, ServerBuilder, ServerHandle, Upkeep,
     default_max_connections,
 };
+#[cfg(any(feature = "sled", feature = "fjall"))]
+pub use store::EmbeddedStore;
+#[cfg(feature = "fjall")]
+pub use store::FjallStore;
 #[cfg(feature = "sled")]
 pub use store::SledStore;
 pub use store::{

@@ -1,12 +1,12 @@
 //! `a2a-server`: serves the demo agent over A2A (JSON-RPC, HTTP+JSON, SSE, gRPC), storing tasks in
-//! sled under `./a2a-data` by default, or in PostgreSQL (`--postgres URL`), where several
-//! replicas share the database.
+//! sled under `./a2a-data` by default (or fjall there, `--store fjall`), or in PostgreSQL
+//! (`--postgres URL`), where several replicas share the database.
 
 use a2a_server::auth::BearerTokens;
 use a2a_server::demo::DemoAgent;
 use a2a_server::postgres::{PgOptions, PgStore};
 use a2a_server::push::PushSettings;
-use a2a_server::{EventBus, Leases, MemoryStore, Server, SledStore, Store};
+use a2a_server::{EventBus, FjallStore, Leases, MemoryStore, Server, SledStore, Store};
 use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -43,9 +43,19 @@ struct Args {
     /// the public URL, with the port of `--grpc-listen` if given, else of the public URL).
     #[arg(long, env = "A2A_GRPC_PUBLIC_URL")]
     grpc_public_url: Option<String>,
-    /// Where sled keeps the tasks.
+    /// Where the embedded store (`--store`) keeps the tasks.
     #[arg(long, env = "A2A_DATA_DIR", default_value = "./a2a-data")]
     data_dir: PathBuf,
+    /// The embedded store in `--data-dir`: `sled` (the default) or `fjall`. A directory keeps
+    /// the store it was created with: each opens only its own.
+    #[arg(
+        long,
+        env = "A2A_STORE",
+        value_enum,
+        default_value_t = Embedded::Sled,
+        conflicts_with_all = ["memory", "postgres"]
+    )]
+    store: Embedded,
     /// Keep tasks in memory only (nothing survives a restart).
     #[arg(long, env = "A2A_MEMORY", conflicts_with = "data_dir")]
     memory: bool,
@@ -189,6 +199,15 @@ struct Args {
     log_format: LogFormat,
 }
 
+/// The embedded stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Embedded {
+    /// sled (`SledStore`).
+    Sled,
+    /// fjall (`FjallStore`).
+    Fjall,
+}
+
 /// The format of the log lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum LogFormat {
@@ -240,16 +259,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         (Arc::new(store), "memory".to_owned())
     } else {
-        let sled = SledStore::open(&args.data_dir).map_err(|e| {
-            format!(
-                "cannot open the task store in {}: {e}",
-                args.data_dir.display()
-            )
-        })?;
-        (
-            Arc::new(sled),
-            format!("sled at {}", args.data_dir.display()),
-        )
+        let dir = &args.data_dir;
+        let failed = |e| format!("cannot open the task store in {}: {e}", dir.display());
+        match args.store {
+            Embedded::Sled => (
+                Arc::new(SledStore::open(dir).map_err(failed)?),
+                format!("sled at {}", dir.display()),
+            ),
+            Embedded::Fjall => (
+                Arc::new(FjallStore::open(dir).map_err(failed)?),
+                format!("fjall at {}", dir.display()),
+            ),
+        }
     };
     let mut push = PushSettings::default().max_configs_per_task(args.push_max_configs);
     if let Some(proxy) = &args.push_proxy {

@@ -1,8 +1,11 @@
 //! Storage: the [`Store`] of a server, split by concern into [`TaskStore`] (tasks, their event
 //! logs, listing and retention), [`ClaimStore`] (message claims, for idempotent sends) and
-//! [`PushStore`] (webhook registrations with their delivery cursors and leases), and its two
-//! implementations, [`MemoryStore`] and (with the `sled` feature, on by default)
-//! [`SledStore`], which implement all three.
+//! [`PushStore`] (webhook registrations with their delivery cursors and leases), and its
+//! implementations, which implement all three: [`MemoryStore`], and the durable embedded store
+//! `EmbeddedStore` on one of two engines (trait `Kv`): `SledStore` (sled; the `sled` feature,
+//! on by default) and `FjallStore` (fjall; the `fjall` feature). The two engines share every
+//! line of the store's logic (records, keys, write-behind, relists, group commit) and its
+//! tests; only the engine calls differ (`store/kv/engine.rs`, `store/kv/fjall_db.rs`).
 //!
 //! Every change to a task goes through [`TaskStore::update`] (or [`TaskStore::create`]) before
 //! any client or subscriber sees it. Updates are optimistic: each stored task carries a
@@ -43,22 +46,26 @@ pub use joint::{JointCreate, JointWrites};
 mod lease;
 pub(crate) use lease::may_advance;
 // The behaviour every store must have, run for ours and public in `testing::check_store`.
+#[cfg(any(feature = "sled", feature = "fjall"))]
+mod kv;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod list_tests;
 mod memory;
 mod metered;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod scan_tests;
-#[cfg(feature = "sled")]
-mod sled;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod tests;
 
 #[cfg(feature = "sled")]
-pub use self::sled::{
-    CLAIM_EXPIRY_WALK, DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, RELIST_AFTER,
-    RELIST_AGE, RELIST_BACKLOG, RELIST_MAX, SNAPSHOT_EVERY, SledStore,
+pub use self::kv::SledStore;
+#[cfg(any(feature = "sled", feature = "fjall"))]
+pub use self::kv::{
+    CLAIM_EXPIRY_WALK, DEFAULT_CACHE_BYTES, EmbeddedStore, Entries, Kv, KvTree, LOCK_WAIT,
+    RECENT_CACHE_BYTES, RELIST_AFTER, RELIST_AGE, RELIST_BACKLOG, RELIST_MAX, SNAPSHOT_EVERY,
 };
+#[cfg(feature = "fjall")]
+pub use self::kv::{FjallDb, FjallStore, FjallTree};
 pub use memory::{DECODED_CACHE_BYTES, MemoryStore};
 pub(crate) use metered::Metered;
 

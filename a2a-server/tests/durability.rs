@@ -34,16 +34,17 @@ fn message(id: &str, text: &str) -> Value {
 
 // ---------------------------------------------------------------------------------------------
 
-/// Starts a server with the fault `fault` (`A2A_FAULT`), sends `body`, and sees the server
-/// abort before it answers.
+/// Starts a server on the embedded store `store` with the fault `fault` (`A2A_FAULT`), sends
+/// `body`, and sees the server abort before it answers.
 #[cfg(all(feature = "cli", feature = "testing"))]
 async fn crash_on_first_send(
     dir: &std::path::Path,
+    store: &str,
     http: &reqwest::Client,
     fault: &str,
     body: &Value,
 ) {
-    let mut server = Process::with_env(dir, &[("A2A_FAULT", fault)]);
+    let mut server = Process::with_env(dir, &[("A2A_FAULT", fault), ("A2A_STORE", store)]);
     server.ready(http).await;
     let first = http
         .post(format!("{}/message:send", server.url))
@@ -67,7 +68,7 @@ async fn a_crash_before_a_tasks_first_write_lets_the_retried_send_run_afresh() {
     let dir = tempfile::tempdir().unwrap();
     let http = reqwest::Client::new();
     let body = message("crash-2", "hello");
-    crash_on_first_send(dir.path(), &http, "abort-before-batch", &body).await;
+    crash_on_first_send(dir.path(), "sled", &http, "abort-before-batch", &body).await;
 
     let server = Process::start(dir.path());
     server.ready(&http).await;
@@ -119,12 +120,25 @@ async fn a_crash_before_a_tasks_first_write_lets_the_retried_send_run_afresh() {
 #[cfg(all(feature = "cli", feature = "testing"))]
 #[tokio::test]
 async fn a_crash_between_a_batchs_write_and_its_reveal_answers_the_retried_send_once() {
+    crash_between_write_and_reveal("sled").await;
+}
+
+/// The same on fjall (`--store fjall`).
+#[cfg(all(feature = "cli", feature = "testing"))]
+#[tokio::test]
+async fn on_fjall_a_crash_between_a_batchs_write_and_its_reveal_answers_the_retried_send_once() {
+    crash_between_write_and_reveal("fjall").await;
+}
+
+#[cfg(all(feature = "cli", feature = "testing"))]
+async fn crash_between_write_and_reveal(store: &str) {
     let dir = tempfile::tempdir().unwrap();
     let http = reqwest::Client::new();
     let body = message("crash-1", "hello");
-    crash_on_first_send(dir.path(), &http, "abort-after-batch", &body).await;
+    crash_on_first_send(dir.path(), store, &http, "abort-after-batch", &body).await;
 
-    let server = Process::start(dir.path());
+    let dir_arg = dir.path().to_str().unwrap();
+    let server = Process::with_args(&["--data-dir", dir_arg, "--store", store]);
     server.ready(&http).await;
     let url = &server.url;
     let send = || async {
@@ -174,12 +188,15 @@ async fn a_crash_between_a_batchs_write_and_its_reveal_answers_the_retried_send_
     assert_eq!(send().await["task"]["id"], id.as_str(), "and again");
 }
 
-/// One round: load, SIGKILL after `kill_after`, restart, check everything.
+/// One round: load, SIGKILL after `kill_after`, restart, check everything, on the embedded
+/// store `store` (`--store`).
 #[cfg(feature = "cli")]
-async fn kill_and_check(kill_after: Duration) {
+async fn kill_and_check(kill_after: Duration, store: &str) {
     let dir = tempfile::tempdir().unwrap();
     let http = reqwest::Client::new();
-    let mut server = Process::start(dir.path());
+    let start =
+        || Process::with_args(&["--data-dir", dir.path().to_str().unwrap(), "--store", store]);
+    let mut server = start();
     server.ready(&http).await;
     let url = server.url.clone();
 
@@ -244,7 +261,7 @@ async fn kill_and_check(kill_after: Duration) {
         seen_by_stream.push(s.await.unwrap());
     }
 
-    let server = Process::start(dir.path());
+    let server = start();
     server.ready(&http).await;
     let url = server.url.clone();
     let acked = acked.lock().unwrap().clone();
@@ -297,7 +314,7 @@ async fn kill_and_check(kill_after: Duration) {
             break;
         }
     }
-    // And listed: sled writes listing keys after the task (a relist), and the reopened store
+    // And listed: the store writes listing keys after the task (a relist), and the reopened store
     // writes those the kill left unwritten.
     let listed: std::collections::HashSet<&String> = all.iter().collect();
     for id in &acked {
@@ -370,7 +387,15 @@ async fn kill_and_check(kill_after: Duration) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_under_load_loses_no_acknowledged_task_and_no_event() {
     for kill_after in [150, 450, 900] {
-        kill_and_check(Duration::from_millis(kill_after)).await;
+        kill_and_check(Duration::from_millis(kill_after), "sled").await;
+    }
+}
+
+#[cfg(feature = "cli")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_under_load_on_fjall_loses_no_acknowledged_task_and_no_event() {
+    for kill_after in [150, 450, 900] {
+        kill_and_check(Duration::from_millis(kill_after), "fjall").await;
     }
 }
 

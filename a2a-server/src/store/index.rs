@@ -23,7 +23,7 @@
 
 // The keys, counts and walks are the sled store's (the memory store keeps typed maps of the
 // same four indexes, `store/memory/listing.rs`).
-#![cfg_attr(not(feature = "sled"), allow(dead_code))]
+#![cfg_attr(not(any(feature = "sled", feature = "fjall")), allow(dead_code))]
 use super::{FastMap, ListQuery, Scope, StoredTask};
 use a2a_core::{ContextId, TaskState};
 
@@ -181,7 +181,7 @@ pub(crate) fn query_ranges(query: &ListQuery) -> Vec<Vec<u8>> {
 
 /// The key of `t` under `prefix` if `prefix` is one of its prefixes: an index entry under
 /// `prefix` is current exactly when it equals this key.
-#[cfg_attr(not(feature = "sled"), allow(dead_code))]
+#[cfg_attr(not(any(feature = "sled", feature = "fjall")), allow(dead_code))]
 pub(crate) fn key_under(t: &Listed, prefix: &[u8]) -> Option<Vec<u8>> {
     key_prefixes(t)
         .into_iter()

@@ -1,16 +1,16 @@
 //! The sled store's scans of tasks (recovery, retention), run on
 //! tokio's blocking pool: sled reads block, and a scan reads many.
 
-use super::{SledStore, backend, backend_msg};
+use super::{EmbeddedStore, Kv, KvTree, backend, backend_msg};
 use crate::store::{StoreError, StoredTask};
 use a2a_core::{TaskId, TaskState, Timestamp};
 use std::ops::Bound;
 
-impl SledStore {
+impl<K: Kv> EmbeddedStore<K> {
     /// Runs `scan` on tokio's blocking pool.
     pub(super) async fn blocking<T: Send + 'static>(
         &self,
-        scan: impl FnOnce(&SledStore) -> Result<T, StoreError> + Send + 'static,
+        scan: impl FnOnce(&Self) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let store = self.clone();
         tokio::task::spawn_blocking(move || scan(&store))

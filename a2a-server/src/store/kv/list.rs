@@ -2,7 +2,7 @@
 //! one-time migrations of a database written before it existed or with four keys per task, and
 //! `ListTasks` itself.
 
-use super::{SledStore, backend, relist};
+use super::{EmbeddedStore, Kv, KvTree, backend, engine, relist};
 use crate::store::index::{self, Counts, Listed};
 use crate::store::{ListPage, ListQuery, Scope, StoreError};
 use a2a_core::{TaskId, TaskState, Timestamp};
@@ -73,10 +73,10 @@ pub(super) fn listed(record: &[u8]) -> Result<Listed, StoreError> {
 /// every record's keys in the same pass and then records that they are built; when it has
 /// keys under the retired prefixes, removes them first. Returns the counts and the generation
 /// to stamp new writes with (above every stamp read).
-pub(super) fn open_indexes(
-    db: &sled::Db,
-    tasks: &sled::Tree,
-    lists: &sled::Tree,
+pub(super) fn open_indexes<K: Kv>(
+    db: &K,
+    tasks: &K::Tree,
+    lists: &K::Tree,
 ) -> Result<(Counts, u64), StoreError> {
     let meta = db.open_tree(super::META).map_err(backend)?;
     let four_keys = meta.get(LISTS_BUILT_V1).map_err(backend)?.is_some();
@@ -84,7 +84,7 @@ pub(super) fn open_indexes(
     if four_keys {
         let mut removed = 0usize;
         for kind in index::RETIRED_KINDS {
-            for key in lists.scan_prefix([kind]).keys() {
+            for key in engine::keys(lists.scan_prefix([kind])) {
                 lists.remove(key.map_err(backend)?).map_err(backend)?;
                 removed += 1;
             }
@@ -113,7 +113,7 @@ pub(super) fn open_indexes(
         db.flush().map_err(backend)?;
         meta.insert(LISTS_BUILT, &[1u8] as &[u8]).map_err(backend)?;
         meta.remove(LISTS_BUILT_V1).map_err(backend)?;
-        meta.insert(relist::LISTED_UP_TO, &newest.to_be_bytes())
+        meta.insert(relist::LISTED_UP_TO, newest.to_be_bytes())
             .map_err(backend)?;
         db.flush().map_err(backend)?;
     }
@@ -122,15 +122,15 @@ pub(super) fn open_indexes(
 
 /// One range of a listing's merge: its prefix, the keys after the page token under it, and
 /// the next of them at or after `statusTimestampAfter`.
-struct Lane {
+struct Lane<T: KvTree> {
     prefix: Vec<u8>,
-    keys: sled::Iter,
-    next: Option<sled::IVec>,
+    keys: engine::Entries<T>,
+    next: Option<T::Bytes>,
 }
 
-impl Lane {
+impl<T: KvTree> Lane<T> {
     fn open(
-        lists: &sled::Tree,
+        lists: &T,
         prefix: Vec<u8>,
         token: Option<&(std::cmp::Reverse<i64>, String)>,
         after: Option<i64>,
@@ -165,7 +165,7 @@ impl Lane {
     }
 }
 
-impl SledStore {
+impl<K: Kv> EmbeddedStore<K> {
     /// `ListTasks` (on a blocking thread): the page is the merge, newest first, of the index
     /// ranges that answer the filters (one per state without a `status` filter), each starting
     /// after the page token and ending at `statusTimestampAfter`; only the page's records are
@@ -210,7 +210,7 @@ impl SledStore {
                 drop(counts);
                 let mut sum = 0;
                 for (lane, total) in lanes.iter().zip(totals) {
-                    let side = |k: Result<sled::IVec, sled::Error>| {
+                    let side = |k: Result<<K::Tree as KvTree>::Bytes, K::Error>| {
                         k.map(|k| index::at_or_after(&k, lane.prefix.len(), after))
                             .map_err(backend)
                     };
@@ -218,8 +218,8 @@ impl SledStore {
                         || (self.lists).range(lane.prefix.clone()..index::end_key(&lane.prefix));
                     sum += index::count_after(
                         total,
-                        range().keys().map(side),
-                        range().keys().rev().map(side),
+                        engine::keys(range()).map(side),
+                        engine::keys(range()).rev().map(side),
                     )?;
                 }
                 sum

@@ -2,20 +2,20 @@
 //! task, and `push_config_ids`, by task and config id), their delivery cursors, moved by
 //! compare-and-swap, and their delivery leases.
 
-use super::{SledStore, backend, log_prefix, push_id_key};
+use super::{EmbeddedStore, Kv, KvTree, backend, engine, log_prefix, push_id_key};
 use crate::store::{PushRecord, PushStore, StoreError, may_advance};
 use a2a_core::{TaskId, Timestamp};
 use async_trait::async_trait;
 use std::ops::Bound;
 use std::time::Duration;
 
-impl SledStore {
+impl<K: Kv> EmbeddedStore<K> {
     /// The key and record of a task's webhook registration (through `push_ids`).
     pub(super) fn find_push(
         &self,
         task: &TaskId,
         id: &str,
-    ) -> Result<Option<(sled::IVec, PushRecord)>, StoreError> {
+    ) -> Result<Option<(engine::Bytes<K>, PushRecord)>, StoreError> {
         let ids_key = push_id_key(task.as_str(), id);
         let Some(key) = self.push_ids.get(ids_key).map_err(backend)? else {
             return Ok(None);
@@ -90,7 +90,7 @@ impl SledStore {
             let value = serde_json::to_vec(&stored).map_err(backend)?;
             let swapped = self
                 .pushes
-                .compare_and_swap(&key, Some(raw), Some(value))
+                .compare_and_swap(&key, Some(&raw), Some(&value))
                 .map_err(backend)?;
             if swapped.is_ok() {
                 self.wrote();
@@ -113,29 +113,26 @@ fn past(prefix: &[u8]) -> Option<Vec<u8>> {
 }
 
 #[async_trait]
-impl PushStore for SledStore {
+impl<K: Kv> PushStore for EmbeddedStore<K> {
     async fn put_push_config(&self, record: PushRecord) -> Result<(), StoreError> {
         let task = record.config.task_id.clone().unwrap_or_default();
         let ids_key = push_id_key(task.as_str(), record.id());
         // Registration order: a creation stamp ahead of the id, kept on replacement. The
         // index entry is written first, so that every record has one.
         let key = match self.push_ids.get(&ids_key).map_err(backend)? {
-            Some(k) => k,
+            Some(k) => k.to_vec(),
             None => {
                 let mut key = log_prefix(task.as_str());
                 let stamp = u64::try_from(Timestamp::now().unix_millis()).unwrap_or_default();
                 key.extend_from_slice(&stamp.to_be_bytes());
                 key.extend_from_slice(record.id().as_bytes());
-                let key = sled::IVec::from(key);
-                self.push_ids
-                    .insert(ids_key, key.clone())
-                    .map_err(backend)?;
+                self.push_ids.insert(ids_key, &key).map_err(backend)?;
                 key
             }
         };
         let value = serde_json::to_vec(&record).map_err(backend)?;
         let mut counts = self.push_counts.lock().expect("counts lock");
-        if self.pushes.insert(key, value).map_err(backend)?.is_none() {
+        if (self.pushes.swap(key, Some(&value)).map_err(backend)?).is_none() {
             counts.entry(task).and_modify(|n| *n += 1);
         }
         drop(counts);
@@ -165,7 +162,7 @@ impl PushStore for SledStore {
         // caching.
         let mut counts = self.push_counts.lock().expect("counts lock");
         let mut n = 0;
-        for entry in self.pushes.scan_prefix(log_prefix(task.as_str())).keys() {
+        for entry in engine::keys(self.pushes.scan_prefix(log_prefix(task.as_str()))) {
             entry.map_err(backend)?;
             n += 1;
         }
@@ -180,7 +177,7 @@ impl PushStore for SledStore {
         };
         // The record first: an index entry without one is ignored.
         let mut counts = self.push_counts.lock().expect("counts lock");
-        let existed = self.pushes.remove(key).map_err(backend)?.is_some();
+        let existed = self.pushes.swap(key, None).map_err(backend)?.is_some();
         if existed {
             counts.entry(task.clone()).and_modify(|n| *n -= 1);
         }

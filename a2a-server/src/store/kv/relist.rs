@@ -21,7 +21,7 @@
 //! the store, which reads every record anyway (`list::open_indexes`), writes the keys of those.
 //! A key left over from an earlier state is stale, and a listing that meets one removes it.
 
-use super::{SledStore, backend};
+use super::{EmbeddedStore, Kv, KvTree, backend};
 use crate::store::StoreError;
 use crate::store::index::{self, Listed};
 use a2a_core::TaskId;
@@ -118,7 +118,7 @@ impl Waiting {
     }
 }
 
-impl SledStore {
+impl<K: Kv> EmbeddedStore<K> {
     /// Called by a value write, under the task's write lock, before the value is stored: the
     /// generation to stamp it with. When the write moves the task's keys (`moved`), the task
     /// waits for a relist, with `written`, the fields of its keys in `task_lists` (the previous
@@ -227,7 +227,7 @@ impl SledStore {
         self.db.flush().map_err(backend)?;
         let listed = self.waiting.lock().expect("relist lock").listed_below();
         let meta = self.db.open_tree(super::META).map_err(backend)?;
-        meta.insert(LISTED_UP_TO, &listed.to_be_bytes())
+        meta.insert(LISTED_UP_TO, listed.to_be_bytes())
             .map_err(backend)?;
         Ok(())
     }
@@ -253,7 +253,7 @@ impl SledStore {
 }
 
 /// The highest listed generation recorded in `meta` (0 for a database without one).
-pub(super) fn listed_up_to(meta: &sled::Tree) -> Result<u64, StoreError> {
+pub(super) fn listed_up_to<T: KvTree>(meta: &T) -> Result<u64, StoreError> {
     Ok(meta
         .get(LISTED_UP_TO)
         .map_err(backend)?

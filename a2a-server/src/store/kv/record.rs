@@ -11,7 +11,7 @@
 //! A head written since issue 41 carries the creation event itself (key `created`), which the
 //! log then lacks (one key fewer per task); a snapshot written over such a head puts it back in
 //! the log as entry 1. Older heads (creation event in the log) are rewritten so when the store
-//! opens (`sled/open.rs`).
+//! opens (`kv/open.rs`).
 //!
 //! A task starts with a head, and keeps one while its task is exactly the fold of its log
 //! (a continuation, whose user message enters the history without an event, is not) and
@@ -31,7 +31,7 @@
 //! event count (the event is an artifact or a message) is committed by its event already: the
 //! fold of the event is the snapshot it was about to write.
 
-use super::{SledStore, backend, backend_msg, decode, index_key, log_key};
+use super::{EmbeddedStore, Kv, KvTree, backend, backend_msg, decode, index_key, log_key};
 use crate::cache::Weigh;
 use crate::store::index::{self, Listed};
 use crate::store::{Scope, StoreError, StoredTask};
@@ -90,7 +90,7 @@ pub(super) fn folds_to(previous: &Task, event: &StreamResponse, task: &Task) -> 
 pub(super) const HEAD: &[u8] = b"{\"head\":";
 
 /// A head value as written: the version, then the fields `list::listed` reads of any record,
-/// and the relist generation (see `sled/relist.rs`).
+/// and the relist generation (see `kv/relist.rs`).
 #[derive(serde::Serialize)]
 struct HeadOut<'a> {
     head: u64,
@@ -196,7 +196,7 @@ pub(super) fn seq_of(key: &[u8]) -> Result<u64, StoreError> {
     Ok(u64::from_be_bytes(bytes))
 }
 
-impl SledStore {
+impl<K: Kv> EmbeddedStore<K> {
     /// Stores a new task at version 1 (a snapshot), with its creation event.
     pub(super) fn create_record(
         &self,
@@ -278,7 +278,7 @@ impl SledStore {
     /// Writes a task's value (a head when `headed`, else a snapshot) with its event: the event
     /// first, then retention's index key for a finished task, then the value itself (the
     /// commit point), then the removal of the old retention key and the update of the listing
-    /// counts. The listing keys are written later, by a relist (see `sled/relist.rs`): a write
+    /// counts. The listing keys are written later, by a relist (see `kv/relist.rs`): a write
     /// that moves them notes the task for one, and stamps the value with the generation that
     /// tells a reopened store after a crash which records may lack their keys.
     /// The caller holds the task's write lock and has checked the version. A crash at any

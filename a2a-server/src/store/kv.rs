@@ -1,9 +1,13 @@
-//! The durable [`Store`](super::Store) on [sled](https://docs.rs/sled), an embedded database:
-//! nothing to install, data in one directory. The [`TaskStore`] is here; the `ClaimStore` is in
-//! `sled/claims.rs` and the `PushStore` in `sled/push.rs`.
+//! The durable [`Store`](super::Store) in an embedded database: nothing to install, data in one
+//! directory. The store's logic is written once over a small engine trait ([`Kv`]: named
+//! ordered trees, point reads and writes, a compare-and-swap, scans, a flush; `kv/engine.rs`),
+//! implemented for [sled](https://docs.rs/sled) (`SledStore`, the default) and, with the
+//! `fjall` feature, for [fjall](https://docs.rs/fjall) (`FjallStore`, `kv/fjall_db.rs`, where
+//! each tree below is a partition). The [`TaskStore`] is here; the `ClaimStore` is in
+//! `kv/claims.rs` and the `PushStore` in `kv/push.rs`.
 //!
 //! Layout: tree `tasks` maps a task id to its JSON snapshot (a [`StoredTask`] at the version
-//! it was taken) or head (its version, indexed fields and creation event, see `sled/record.rs`);
+//! it was taken) or head (its version, indexed fields and creation event, see `kv/record.rs`);
 //! tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq, u64 big-endian)` to the
 //! JSON event (a head's creation event, seq 1, is in the head), so that a task's log is one
 //! ordered range; tree
@@ -16,23 +20,23 @@
 //! itself, in id order, reading each record's state: it runs once per start, and an index by
 //! state would cost every write); tree `message_claims`
 //! maps a deduplication key to its claim (expiry walks it with a cursor, a bounded page per
-//! sweep: see `sled/claims.rs`); trees `push_configs` and `push_config_ids` hold webhook
+//! sweep: see `kv/claims.rs`); trees `push_configs` and `push_config_ids` hold webhook
 //! registrations.
 //!
-//! Writes are event-sourced (see `store/sled/record.rs`): a task's current version is its
+//! Writes are event-sourced (see `store/kv/record.rs`): a task's current version is its
 //! value in `tasks` (a snapshot, or a head over its creation event) with the log events after
 //! it applied. A status update writes a value (a head while the task is its log folded, else a
 //! snapshot) with its event; an artifact chunk or an agent message writes only its event,
 //! until [`SNAPSHOT_EVERY`] events have accumulated. Status updates alone move the listing
 //! keys, and a write does not write them: a *relist* does, before every listing and in the
 //! background, for every task whose keys lag, so that a short task's keys are written once
-//! (see `store/sled/relist.rs`). [`TaskStore::sync`] flushes to disk, and the store says so
+//! (see `store/kv/relist.rs`). [`TaskStore::sync`] flushes to disk, and the store says so
 //! ([`TaskStore::flushes`]): an agent's changes wait for that flush in the engine, not the
 //! agent (see `engine/cell.rs`).
 //!
-//! Where sled runs: what waits on the disk runs on tokio's blocking pool (the flush of
+//! Where the engine runs: what waits on the disk runs on tokio's blocking pool (the flush of
 //! [`TaskStore::sync`], listings, and the scans of recovery, retention and webhook resumption);
-//! a point read or write runs inline, as it works in sled's page cache and log buffer (a
+//! a point read or write runs inline, as it works in the engine's cache and log buffer (a
 //! write's durability is the flush's), and handing each one to the blocking pool would cost
 //! more than the call itself.
 //!
@@ -56,6 +60,9 @@ use std::time::Duration;
 
 mod batch;
 mod claims;
+mod engine;
+#[cfg(feature = "fjall")]
+mod fjall_db;
 mod list;
 mod open;
 mod push;
@@ -63,28 +70,33 @@ mod record;
 mod relist;
 
 pub use claims::CLAIM_EXPIRY_WALK;
+pub use engine::{Entries, Kv, KvTree};
+#[cfg(feature = "fjall")]
+pub use fjall_db::{FjallDb, FjallStore, FjallTree};
 use record::Record;
 pub use record::SNAPSHOT_EVERY;
 pub use relist::{RELIST_AFTER, RELIST_AGE, RELIST_BACKLOG, RELIST_MAX};
 
-/// A task store in a sled database directory.
+/// A task store in an embedded database directory: [`SledStore`] (sled) or, with the `fjall`
+/// feature, `FjallStore` (fjall). The engine is `K` (see [`Kv`]); the records, their keys and
+/// every guarantee are the same on each.
 #[derive(Clone, Debug)]
-pub struct SledStore {
-    db: sled::Db,
-    tasks: sled::Tree,
-    index: sled::Tree,
-    /// The listing indexes (see `store::index`), written by relists (`sled/relist.rs`).
-    lists: sled::Tree,
-    events: sled::Tree,
+pub struct EmbeddedStore<K: Kv> {
+    db: K,
+    tasks: K::Tree,
+    index: K::Tree,
+    /// The listing indexes (see `store::index`), written by relists (`kv/relist.rs`).
+    lists: K::Tree,
+    events: K::Tree,
     /// The ids of the tasks in each state (see `state_key`).
-    claims: sled::Tree,
+    claims: K::Tree,
     /// The claim keys by receipt time (see `claims::time_key`).
-    /// Where the last `expire_claims` walk stopped (see `sled/claims.rs`).
+    /// Where the last `expire_claims` walk stopped (see `kv/claims.rs`).
     claim_cursor: Arc<Mutex<Option<Vec<u8>>>>,
-    pushes: sled::Tree,
+    pushes: K::Tree,
     /// Webhook registrations by task and config id (`log_prefix(task) + id`): the key of each
     /// in `pushes`, whose keys keep registration order.
-    push_ids: sled::Tree,
+    push_ids: K::Tree,
     /// How many webhook registrations a task has, for the tasks asked about since the store
     /// opened (counted from `pushes` on the first question, then kept up to date: the lock is
     /// held across each write to `pushes` that adds or removes a registration, and across
@@ -108,11 +120,15 @@ pub struct SledStore {
     recent: Arc<Mutex<Fifo<Record>>>,
     /// The webhook delivery leases: in memory, since only this process opens the directory.
     leases: Arc<DeliveryLeases>,
-    /// The tasks whose listing keys are not written yet (see `sled/relist.rs`).
+    /// The tasks whose listing keys are not written yet (see `kv/relist.rs`).
     waiting: Arc<Mutex<relist::Waiting>>,
     /// Held by the relist in progress: one at a time.
     relisting: Arc<Mutex<()>>,
 }
+
+/// The task store on sled, the default store: `SledStore::open(dir)`.
+#[cfg(feature = "sled")]
+pub type SledStore = EmbeddedStore<sled::Db>;
 
 /// How many bytes of tasks the recent-task cache holds, counted as the JSON size of each
 /// task's snapshot and of the log events after it.
@@ -169,7 +185,7 @@ fn push_id_key(task: &str, id: &str) -> Vec<u8> {
 
 /// Adds the `push_ids` entries that registrations stored before that index existed lack
 /// (or that a crash between the two writes of a put left out).
-fn index_push_ids(pushes: &sled::Tree, push_ids: &sled::Tree) -> Result<(), StoreError> {
+fn index_push_ids<T: KvTree>(pushes: &T, push_ids: &T) -> Result<(), StoreError> {
     for entry in pushes.iter() {
         let (key, _) = entry.map_err(backend)?;
         // `log_prefix(task)`, an 8-byte stamp, then the config id.
@@ -184,7 +200,7 @@ fn index_push_ids(pushes: &sled::Tree, push_ids: &sled::Tree) -> Result<(), Stor
         };
         let mut ids_key = key[..2 + len].to_vec();
         ids_key.extend_from_slice(id);
-        if push_ids.get(&ids_key).map_err(backend)?.as_ref() != Some(&key) {
+        if push_ids.get(&ids_key).map_err(backend)?.as_deref() != Some(&key[..]) {
             push_ids.insert(ids_key, key).map_err(backend)?;
         }
     }
@@ -204,7 +220,7 @@ fn deleting_key(id: &str) -> Vec<u8> {
 /// Finishes the deletes a crash cut short (at open): a task whose record is gone loses what
 /// is left of its log and registrations; one whose record is still there was not touched, and
 /// retention deletes it again.
-fn finish_deletes(db: &sled::Db, tasks: &sled::Tree) -> Result<(), StoreError> {
+fn finish_deletes<K: Kv>(db: &K, tasks: &K::Tree) -> Result<(), StoreError> {
     let meta = db.open_tree(META).map_err(backend)?;
     for entry in meta.scan_prefix(b"deleting:") {
         let (key, _) = entry.map_err(backend)?;
@@ -213,7 +229,7 @@ fn finish_deletes(db: &sled::Db, tasks: &sled::Tree) -> Result<(), StoreError> {
             let prefix = log_prefix(std::str::from_utf8(id).map_err(backend)?);
             for tree in ["task_events", "push_configs", "push_config_ids"] {
                 let tree = db.open_tree(tree).map_err(backend)?;
-                for k in tree.scan_prefix(&prefix).keys() {
+                for k in engine::keys(tree.scan_prefix(&prefix)) {
                     tree.remove(k.map_err(backend)?).map_err(backend)?;
                 }
             }
@@ -233,7 +249,7 @@ fn decode(bytes: &[u8]) -> Result<StoredTask, StoreError> {
     serde_json::from_slice(bytes).map_err(backend)
 }
 
-impl SledStore {
+impl<K: Kv> EmbeddedStore<K> {
     /// The write lock of a task (see `stripes`).
     fn stripe(&self, id: &str) -> std::sync::MutexGuard<'_, ()> {
         use std::hash::BuildHasher as _;
@@ -243,7 +259,7 @@ impl SledStore {
     }
 
     /// The underlying database (other features keep their trees in it).
-    pub fn db(&self) -> &sled::Db {
+    pub fn db(&self) -> &K {
         &self.db
     }
 
@@ -276,7 +292,7 @@ impl SledStore {
 }
 
 #[async_trait]
-impl TaskStore for SledStore {
+impl<K: Kv> TaskStore for EmbeddedStore<K> {
     async fn get(&self, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
         let record = self.load(id)?;
         self.settled(id.as_str());
@@ -355,7 +371,7 @@ impl TaskStore for SledStore {
         }
         let mut out = Vec::new();
         let mut from = after.saturating_add(1);
-        // A head's creation event is in the head, not the log (see `sled/record.rs`).
+        // A head's creation event is in the head, not the log (see `kv/record.rs`).
         if from == 1
             && let Some(created) = &record.created
         {
@@ -396,7 +412,7 @@ impl TaskStore for SledStore {
             let _stripe = self.stripe(id.as_str());
             if self
                 .tasks
-                .remove(id.as_str().as_bytes())
+                .swap(id.as_str().as_bytes(), None)
                 .map_err(backend)?
                 .is_some()
             {
@@ -487,5 +503,6 @@ impl TaskStore for SledStore {
 }
 
 mod scan;
+
 #[cfg(test)]
 mod tests;

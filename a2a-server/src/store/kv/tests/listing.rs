@@ -5,41 +5,39 @@
 use super::*;
 
 #[tokio::test]
-async fn sled_store_listing_follows_updates_and_deletes_and_reopens() {
+async fn store_listing_follows_updates_and_deletes_and_reopens() {
     let dir = tempfile::tempdir().unwrap();
     let model = {
-        let store = SledStore::open(dir.path()).unwrap();
+        let store = Store::open(dir.path()).unwrap();
         let model = crate::store::list_tests::list_follows_updates_and_deletes(&store).await;
         store.sync().await.unwrap();
         model
     };
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     crate::store::list_tests::check_against_model(&store, &model).await;
 }
 
 #[tokio::test]
-async fn sled_store_lists_a_small_scope_without_visiting_other_scopes() {
+async fn store_lists_a_small_scope_without_visiting_other_scopes() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     let visited =
         || usize::try_from(store.visited.load(std::sync::atomic::Ordering::Relaxed)).unwrap();
     crate::store::list_tests::listing_a_small_scope_costs_its_page(&store, &visited).await;
 }
 
 #[tokio::test]
-async fn sled_store_pages_list_an_updated_task_at_most_once() {
+async fn store_pages_list_an_updated_task_at_most_once() {
     let dir = tempfile::tempdir().unwrap();
-    crate::store::list_tests::pages_stay_stable_under_updates(
-        &SledStore::open(dir.path()).unwrap(),
-    )
-    .await;
+    crate::store::list_tests::pages_stay_stable_under_updates(&Store::open(dir.path()).unwrap())
+        .await;
 }
 
 #[tokio::test]
-async fn sled_store_written_without_listing_indexes_gets_them_at_open() {
+async fn store_written_without_listing_indexes_gets_them_at_open() {
     let dir = tempfile::tempdir().unwrap();
     let model = {
-        let store = SledStore::open(dir.path()).unwrap();
+        let store = Store::open(dir.path()).unwrap();
         let model = crate::store::list_tests::fill_model(&store, 40).await;
         // What the previous version left: no `task_lists` tree and no marker.
         store.db().drop_tree("task_lists").unwrap();
@@ -47,7 +45,7 @@ async fn sled_store_written_without_listing_indexes_gets_them_at_open() {
         store.sync().await.unwrap();
         model
     };
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     assert!(!store.lists.is_empty(), "indexes built at open");
     crate::store::list_tests::check_against_model(&store, &model).await;
     let meta = store.db().open_tree("store_meta").unwrap();
@@ -58,7 +56,7 @@ async fn sled_store_written_without_listing_indexes_gets_them_at_open() {
 }
 
 /// The indexed fields of task `id` as committed.
-async fn listed_now(store: &SledStore, id: &str) -> Listed {
+async fn listed_now(store: &Store, id: &str) -> Listed {
     Listed::of(&store.get(&TaskId::from(id)).await.unwrap().unwrap())
 }
 
@@ -66,7 +64,7 @@ async fn listed_now(store: &SledStore, id: &str) -> Listed {
 async fn four_keys_per_task_from_an_older_version_become_two_at_open() {
     let dir = tempfile::tempdir().unwrap();
     let (model, two_keys) = {
-        let store = SledStore::open(dir.path()).unwrap();
+        let store = Store::open(dir.path()).unwrap();
         let model = crate::store::list_tests::fill_model(&store, 40).await;
         store.relist(true).unwrap();
         let two_keys = store.lists.len();
@@ -86,7 +84,7 @@ async fn four_keys_per_task_from_an_older_version_become_two_at_open() {
         assert_eq!(store.lists.len(), 4 * model.len());
         (model, two_keys)
     };
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     assert_eq!(store.lists.len(), two_keys, "the retired keys are removed");
     crate::store::list_tests::check_against_model(&store, &model).await;
     let meta = store.db().open_tree("store_meta").unwrap();
@@ -98,9 +96,9 @@ async fn four_keys_per_task_from_an_older_version_become_two_at_open() {
 }
 
 #[tokio::test]
-async fn sled_store_skips_and_removes_a_stale_listing_key() {
+async fn store_skips_and_removes_a_stale_listing_key() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     let model = crate::store::list_tests::fill_model(&store, 12).await;
     // A key a crashed write left: task m001 in the wrong state at a newer time, and a task
     // that was never committed.
@@ -122,9 +120,9 @@ async fn sled_store_skips_and_removes_a_stale_listing_key() {
 }
 
 #[tokio::test]
-async fn sled_store_a_refused_write_leaves_no_listing_key() {
+async fn store_a_refused_write_leaves_no_listing_key() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     let model = crate::store::list_tests::fill_model(&store, 6).await;
     let (_, t) = &model["m001"];
     let elsewhere = Scope {
@@ -153,7 +151,7 @@ async fn sled_store_a_refused_write_leaves_no_listing_key() {
 #[tokio::test]
 async fn a_write_leaves_its_listing_keys_to_a_relist_which_writes_the_final_ones_once() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     let mut model = crate::store::list_tests::fill_model(&store, 12).await;
     for (i, state) in [TaskState::Working, TaskState::Completed]
         .into_iter()
@@ -173,7 +171,7 @@ async fn a_write_leaves_its_listing_keys_to_a_relist_which_writes_the_final_ones
     let keys: Vec<Vec<u8>> = store
         .lists
         .iter()
-        .keys()
+        .map(|e| e.map(|(k, _)| k))
         .map(|k| k.unwrap().to_vec())
         .collect();
     assert_eq!(keys, expected);
@@ -186,9 +184,9 @@ async fn a_write_leaves_its_listing_keys_to_a_relist_which_writes_the_final_ones
 #[tokio::test]
 async fn keys_a_crash_kept_a_relist_from_writing_are_written_at_open() {
     let dir = tempfile::tempdir().unwrap();
-    let meta = |store: &SledStore| relist::listed_up_to(&store.db().open_tree(META).unwrap());
+    let meta = |store: &Store| relist::listed_up_to(&store.db().open_tree(META).unwrap());
     let (model, listed) = {
-        let store = SledStore::open(dir.path()).unwrap();
+        let store = Store::open(dir.path()).unwrap();
         let mut model = crate::store::list_tests::fill_model(&store, 30).await;
         store.relist(true).unwrap();
         let listed = meta(&store).unwrap();
@@ -206,7 +204,7 @@ async fn keys_a_crash_kept_a_relist_from_writing_are_written_at_open() {
         assert!(!store.waiting.lock().unwrap().tasks.is_empty());
         (model, listed)
     };
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     assert!(store.waiting.lock().unwrap().tasks.is_empty());
     // Listed without a relist: the keys are there (m004's earlier key stays, stale, until a
     // listing meets it).
@@ -222,7 +220,7 @@ async fn keys_a_crash_kept_a_relist_from_writing_are_written_at_open() {
 
 /// Waits until `task_lists` holds `keys` keys, or `within` has passed.
 async fn lists_reach(
-    store: &SledStore,
+    store: &Store,
     keys: usize,
     within: Duration,
 ) -> Result<(), tokio::time::error::Elapsed> {
@@ -239,7 +237,7 @@ async fn finished_tasks_are_relisted_in_the_background_and_running_ones_survive_
     let dir = tempfile::tempdir().unwrap();
     let finished = |i: usize| format!("f{i:05}");
     {
-        let store = SledStore::open(dir.path()).unwrap();
+        let store = Store::open(dir.path()).unwrap();
         let running = crate::store::tests::task_at("running", "c", TaskState::Working, 1);
         store
             .create(Arc::new(running), Scope::default())
@@ -266,7 +264,7 @@ async fn finished_tasks_are_relisted_in_the_background_and_running_ones_survive_
         store.sync().await.unwrap();
     }
     // Gone as in a crash: opening writes the running task's keys.
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     let page = store
         .list(&ListQuery {
             status: Some(TaskState::Working),
@@ -283,7 +281,7 @@ async fn finished_tasks_are_relisted_in_the_background_and_running_ones_survive_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn so_many_running_tasks_are_all_relisted_in_the_background() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     for i in 0..RELIST_MAX {
         let t = crate::store::tests::task_at(&format!("r{i:05}"), "c", TaskState::Working, 1);
         store.create(Arc::new(t), Scope::default()).await.unwrap();
@@ -299,7 +297,7 @@ fn a_backlog_of_waiting_tasks_is_relisted_by_the_write_that_finds_it() {
     // Off a tokio runtime no background relist starts: the backlog grows until a write
     // finds RELIST_BACKLOG tasks waiting and relists them before it returns.
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     for i in 0..RELIST_BACKLOG {
         let t = crate::store::tests::task_at(&format!("w{i:05}"), "c", TaskState::Working, 1);
         // Polled once, on no runtime: a sled write completes without waiting.

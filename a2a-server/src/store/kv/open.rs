@@ -1,7 +1,7 @@
-//! Opening a sled store: the directory lock, the trees, and the listing counts.
+//! Opening an embedded store: the directory lock, the trees, and the listing counts.
 
 use super::{
-    DEFAULT_CACHE_BYTES, LOCK_WAIT, RECENT_CACHE_BYTES, SledStore, backend, list, record, relist,
+    EmbeddedStore, Kv, KvTree, LOCK_WAIT, RECENT_CACHE_BYTES, backend, list, record, relist,
 };
 use crate::cache::Fifo;
 use crate::store::StoreError;
@@ -9,16 +9,70 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Whether opening failed because another open database holds the directory's lock (sled
-/// reports it only as an I/O error with this message).
-fn is_lock_taken(e: &sled::Error) -> bool {
-    matches!(e, sled::Error::Io(io) if io.to_string().starts_with("could not acquire lock"))
+/// Runs `open` until it succeeds, fails otherwise than with a taken lock (`taken`), or
+/// [`LOCK_WAIT`] has passed: a store dropped a moment ago in this process can still hold its
+/// directory's lock for a few milliseconds (the engine's threads release it after the last
+/// write they were flushing). The error of a lock still taken names the directory.
+pub(super) fn open_locked<T, E: std::error::Error + Send + Sync + 'static>(
+    dir: &Path,
+    engine: &str,
+    mut open: impl FnMut() -> Result<T, E>,
+    taken: impl Fn(&E) -> bool,
+) -> Result<T, StoreError> {
+    let started = Instant::now();
+    loop {
+        match open() {
+            Ok(db) => return Ok(db),
+            Err(e) if taken(&e) && started.elapsed() < LOCK_WAIT => {
+                #[allow(
+                    clippy::disallowed_methods,
+                    reason = "opening is synchronous and rare; this waits out a drop in flight"
+                )]
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) if taken(&e) => {
+                return Err(StoreError::Backend(
+                    format!(
+                        "the {engine} database in {} is in use by another process (its lock \
+                         was still held after {} s)",
+                        dir.display(),
+                        LOCK_WAIT.as_secs()
+                    )
+                    .into(),
+                ));
+            }
+            Err(e) => return Err(backend(e)),
+        }
+    }
 }
 
-impl SledStore {
+/// The directory `fjall` keeps its keyspace in, under a store's directory.
+pub(super) const FJALL_KEYSPACE: &str = "keyspace";
+
+/// Refuses to open `dir` with `engine` when it holds the other engine's store: opening it would
+/// start an empty store beside the tasks, which would seem lost.
+pub(super) fn refuse_other_engine(dir: &Path, engine: &str) -> Result<(), StoreError> {
+    let sled = dir.join("conf").is_file() && dir.join("db").is_file();
+    let fjall = dir.join(FJALL_KEYSPACE).is_dir();
+    let other = match engine {
+        "sled" if fjall => "fjall",
+        "fjall" if sled => "sled",
+        _ => return Ok(()),
+    };
+    Err(StoreError::Backend(
+        format!(
+            "{} holds a {other} store, not a {engine} one: open it with {other} (`--store {other}`)",
+            dir.display()
+        )
+        .into(),
+    ))
+}
+
+#[cfg(feature = "sled")]
+impl EmbeddedStore<sled::Db> {
     /// Opens (or creates) the database in `dir` with the default cache size.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, StoreError> {
-        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+        Self::open_with_cache(dir, super::DEFAULT_CACHE_BYTES)
     }
 
     /// Opens (or creates) the database in `dir` with a page cache of `cache_bytes`.
@@ -29,44 +83,31 @@ impl SledStore {
     /// retried for up to [`LOCK_WAIT`] before giving up with an error that names the directory.
     pub fn open_with_cache(dir: impl AsRef<Path>, cache_bytes: u64) -> Result<Self, StoreError> {
         let dir = dir.as_ref();
+        refuse_other_engine(dir, "sled")?;
         let config = sled::Config::new().path(dir).cache_capacity(cache_bytes);
-        let started = Instant::now();
-        let db = loop {
-            match config.open() {
-                Ok(db) => break db,
-                Err(e) if is_lock_taken(&e) && started.elapsed() < LOCK_WAIT => {
-                    #[allow(
-                        clippy::disallowed_methods,
-                        reason = "opening is synchronous and rare; this waits out a drop in flight"
-                    )]
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                Err(e) if is_lock_taken(&e) => {
-                    return Err(StoreError::Backend(
-                        format!(
-                            "the sled database in {} is in use by another process (its lock \
-                             was still held after {} s)",
-                            dir.display(),
-                            LOCK_WAIT.as_secs()
-                        )
-                        .into(),
-                    ));
-                }
-                Err(e) => return Err(backend(e)),
-            }
-        };
+        // sled reports a taken lock only as an I/O error with this message.
+        let taken = |e: &sled::Error| matches!(e, sled::Error::Io(io) if io.to_string().starts_with("could not acquire lock"));
+        let db = open_locked(dir, "sled", || config.open(), taken)?;
         Self::from_db(db)
     }
 
-    /// Uses an already opened database (its trees `tasks`, `task_index`, `task_lists`, …).
+    /// Uses an already opened database (its trees `tasks`, `task_index`, `task_lists`, …): see
+    /// [`EmbeddedStore::from_engine`].
+    pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
+        Self::from_engine(db)
+    }
+}
+
+impl<K: Kv> EmbeddedStore<K> {
+    /// Uses an already opened engine (its trees `tasks`, `task_index`, `task_lists`, …).
     ///
     /// Opening reads the indexed fields of every task record to count the tasks of each
     /// listing prefix, and writes the listing keys that a crash kept a relist from writing
-    /// (see `sled/relist.rs`). A database written before the listing indexes (or the claims'
+    /// (see `kv/relist.rs`). A database written before the listing indexes (or the claims'
     /// time index) existed gets them built, once (marker keys in tree `store_meta` record
     /// it); the deletes a crash cut short are finished; heads written before issue 41 are
-    /// rewritten to carry their creation event (see `sled/open.rs`).
-    pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
+    /// rewritten to carry their creation event (see `kv/open.rs`).
+    pub fn from_engine(db: K) -> Result<Self, StoreError> {
         let tasks = db.open_tree("tasks").map_err(backend)?;
         let lists = db.open_tree("task_lists").map_err(backend)?;
         let (counts, generation) = list::open_indexes(&db, &tasks, &lists)?;
@@ -107,14 +148,14 @@ const CARRIED: &[u8] = b"heads_carry_creation";
 
 /// Migration, once per database: rewrites every head written before issue 41 (its creation
 /// event as the log's entry 1) to carry its creation event, then removes that entry (see
-/// `sled/record.rs`), and records that it is done. Idempotent: a crash between a head's rewrite
+/// `kv/record.rs`), and records that it is done. Idempotent: a crash between a head's rewrite
 /// and the entry's removal leaves an entry no read looks at (a head that carries its creation
 /// never reads the log's entry 1), and the next open finishes the job. Returns how many heads
 /// it rewrote.
-pub(super) fn carry_creations(
-    db: &sled::Db,
-    tasks: &sled::Tree,
-    events: &sled::Tree,
+pub(super) fn carry_creations<K: Kv>(
+    db: &K,
+    tasks: &K::Tree,
+    events: &K::Tree,
 ) -> Result<usize, StoreError> {
     let meta = db.open_tree(super::META).map_err(backend)?;
     if meta.contains_key(CARRIED).map_err(backend)? {

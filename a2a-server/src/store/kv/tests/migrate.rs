@@ -7,7 +7,7 @@ use crate::store::tests::{status_event, task_at, write};
 
 /// What a store written before issue 41 holds for a task with a head: the head without its
 /// creation event, which is the log's entry 1 instead (the format those versions wrote).
-fn as_written_before_issue_41(store: &SledStore, id: &str) {
+fn as_written_before_issue_41(store: &Store, id: &str) {
     let head = store.tasks.get(id).unwrap().unwrap();
     let mut value: serde_json::Value = serde_json::from_slice(&head).unwrap();
     let created = value.as_object_mut().unwrap().remove("created").unwrap();
@@ -22,7 +22,7 @@ fn as_written_before_issue_41(store: &SledStore, id: &str) {
 }
 
 /// The log of a task, whole.
-async fn log(store: &SledStore, id: &str) -> Vec<LoggedEvent> {
+async fn log(store: &Store, id: &str) -> Vec<LoggedEvent> {
     store.events(&TaskId::from(id), 0, 100).await.unwrap()
 }
 
@@ -31,7 +31,7 @@ async fn a_store_written_before_issue_41_is_migrated_at_open_and_reads_the_same(
     let dir = tempfile::tempdir().unwrap();
     let scope = Scope::default();
     let (done, open, logs) = {
-        let store = SledStore::open(dir.path()).unwrap();
+        let store = Store::open(dir.path()).unwrap();
         // A finished echo, and a task still working (a head each).
         let t = task_at("done", "c", TaskState::Submitted, 10);
         let created = store
@@ -70,7 +70,7 @@ async fn a_store_written_before_issue_41_is_migrated_at_open_and_reads_the_same(
         store.db.flush().unwrap();
         (done, open, logs)
     };
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     for id in ["done", "open"] {
         let head: serde_json::Value =
             serde_json::from_slice(&store.tasks.get(id).unwrap().unwrap()).unwrap();
@@ -100,9 +100,9 @@ async fn a_store_written_before_issue_41_is_migrated_at_open_and_reads_the_same(
     assert_eq!(log(&store, "open").await.len(), 3);
     // Opening again finds it done: nothing to rewrite.
     drop(store);
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     assert_eq!(
-        super::super::open::carry_creations(&store.db, &store.tasks, &store.events).unwrap(),
+        open::carry_creations(&store.db, &store.tasks, &store.events).unwrap(),
         0
     );
 }
@@ -110,7 +110,7 @@ async fn a_store_written_before_issue_41_is_migrated_at_open_and_reads_the_same(
 #[tokio::test]
 async fn a_snapshot_over_a_head_puts_the_creation_back_in_the_log() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     let t = task_at("long", "c", TaskState::Working, 10);
     let mut stored = store.create(Arc::new(t), Scope::default()).await.unwrap();
     assert!(store.events.get(log_key("long", 1)).unwrap().is_none());
@@ -137,9 +137,9 @@ async fn a_snapshot_over_a_head_puts_the_creation_back_in_the_log() {
 }
 
 #[tokio::test]
-async fn sled_store_writes_a_batch_as_single_writes_would() {
+async fn store_writes_a_batch_as_single_writes_would() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     crate::store::tests::batch_writes_read_back_as_single_writes(&store).await;
     forget_cached(&store);
     let t = store.get(&TaskId::from("batch")).await.unwrap().unwrap();

@@ -5,13 +5,13 @@
 //! (carrying its creation event) and the events after the creation.
 
 use super::record::{Record, SNAPSHOT_EVERY, folds_to, needs_snapshot};
-use super::{SledStore, backend, log_key};
+use super::{EmbeddedStore, Kv, KvTree, backend, log_key};
 use crate::store::index;
 use crate::store::{BatchWrite, Scope, StoreError, StoredTask};
 use a2a_core::Task;
 use std::sync::Arc;
 
-impl SledStore {
+impl<K: Kv> EmbeddedStore<K> {
     /// `TaskStore::write_batch`: checks the version (or, for a batch that creates the task,
     /// that it does not exist) under the task's write lock, inserts every event but the last,
     /// then writes the last as [`Self::update_record`] would, deciding its value for the whole

@@ -6,7 +6,7 @@
 //! claim and nothing else (an index by time would be a second write on every send, for a
 //! sweep that runs once a minute).
 
-use super::{SledStore, backend};
+use super::{EmbeddedStore, Kv, KvTree, backend};
 use crate::store::{ClaimStore, MessageClaim, StoreError};
 use async_trait::async_trait;
 use std::ops::Bound;
@@ -21,14 +21,14 @@ fn decode(bytes: &[u8]) -> Result<MessageClaim, StoreError> {
 }
 
 /// Drops the claims' time index that an earlier version kept (tree `message_claim_times`).
-pub(super) fn drop_claim_times(db: &sled::Db) -> Result<(), StoreError> {
+pub(super) fn drop_claim_times<K: Kv>(db: &K) -> Result<(), StoreError> {
     db.drop_tree("message_claim_times").map_err(backend)?;
     let meta = db.open_tree("store_meta").map_err(backend)?;
     meta.remove(b"message_claim_times_v1").map_err(backend)?;
     Ok(())
 }
 
-impl SledStore {
+impl<K: Kv> EmbeddedStore<K> {
     /// `ClaimStore::expire_claims` (on a blocking thread): reads up to `walk` claims from the
     /// cursor on (wrapping around to the first), and removes each received before `before_ms`
     /// (unless it changed meanwhile: the removal is a compare-and-swap). The cursor stays where
@@ -65,7 +65,7 @@ impl SledStore {
             if decode(&value)?.received_ms < before_ms
                 && self
                     .claims
-                    .compare_and_swap(&key, Some(value), None as Option<&[u8]>)
+                    .compare_and_swap(&key, Some(&value), None)
                     .map_err(backend)?
                     .is_ok()
             {
@@ -83,7 +83,7 @@ impl SledStore {
 }
 
 #[async_trait]
-impl ClaimStore for SledStore {
+impl<K: Kv> ClaimStore for EmbeddedStore<K> {
     async fn claim_message(
         &self,
         key: &str,
@@ -92,14 +92,14 @@ impl ClaimStore for SledStore {
         let value = serde_json::to_vec(&claim).map_err(backend)?;
         match self
             .claims
-            .compare_and_swap(key.as_bytes(), None as Option<&[u8]>, Some(value))
+            .compare_and_swap(key.as_bytes(), None, Some(&value))
             .map_err(backend)?
         {
             Ok(()) => {
                 self.wrote();
                 Ok(None)
             }
-            Err(e) => e.current.map(|bytes| decode(&bytes)).transpose(),
+            Err(current) => current.map(|bytes| decode(&bytes)).transpose(),
         }
     }
 
