@@ -3,7 +3,9 @@
 //! one journal for all of them) under `DIR/keyspace`. Each tree of the store is a partition of
 //! the same name. A write appends to the journal's buffer and to a memtable;
 //! [`TaskStore::sync`](crate::TaskStore::sync) writes the buffer out and `fdatasync`s the
-//! journal (`PersistMode::SyncData`), once for every write it covers (group commit). The
+//! journal (what fjall's `PersistMode::SyncData` does, but with the `fdatasync` outside fjall's
+//! journal lock: see [`Kv::flush`] for `FjallDb`), once for every write it covers (group
+//! commit). The
 //! journal is replayed in order at open, so a crash keeps a prefix of the writes, which is what
 //! the store's commit points need (see `kv/record.rs`).
 //!
