@@ -3,7 +3,9 @@
 //! one journal for all of them) under `DIR/keyspace`. Each tree of the store is a partition of
 //! the same name. A write appends to the journal's buffer and to a memtable;
 //! [`TaskStore::sync`](crate::TaskStore::sync) writes the buffer out and `fdatasync`s the
-//! journal (`PersistMode::SyncData`), once for every write it covers (group commit). The
+//! journal (what fjall's `PersistMode::SyncData` does, but with the `fdatasync` outside fjall's
+//! journal lock: see [`Kv::flush`] for `FjallDb`), once for every write it covers (group
+//! commit). The
 //! journal is replayed in order at open, so a crash keeps a prefix of the writes, which is what
 //! the store's commit points need (see `kv/record.rs`).
 //!
@@ -28,6 +30,8 @@ pub type FjallStore = EmbeddedStore<FjallDb>;
 #[derive(Clone)]
 pub struct FjallDb {
     keyspace: fjall::Keyspace,
+    /// The keyspace's directory (its journals are in `journals/`).
+    path: Arc<Path>,
     /// The directory's lock file, held (locked) while any clone is alive.
     _lock: Arc<DirLock>,
 }
@@ -42,6 +46,18 @@ impl FjallDb {
     /// The keyspace.
     pub fn keyspace(&self) -> &fjall::Keyspace {
         &self.keyspace
+    }
+
+    /// The journal fjall writes now: the highest-numbered file of `journals/` (fjall 2.x names
+    /// them 0, 1, 2, … and makes the previous one durable before it starts the next).
+    pub(in crate::store::kv) fn active_journal(&self) -> std::io::Result<Option<std::fs::File>> {
+        let dir = self.path.join("journals");
+        let newest = std::fs::read_dir(&dir)?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u64>().ok())
+            .max();
+        newest
+            .map(|id| std::fs::File::open(dir.join(id.to_string())))
+            .transpose()
     }
 }
 
@@ -137,6 +153,7 @@ impl EmbeddedStore<FjallDb> {
             .map_err(super::backend)?;
         Self::from_engine(FjallDb {
             keyspace,
+            path: dir.join(FJALL_KEYSPACE).into(),
             _lock: Arc::new(lock),
         })
     }
@@ -174,8 +191,19 @@ impl Kv for FjallDb {
         self.keyspace.delete_partition(partition)
     }
 
+    /// The journal's buffer written out under fjall's journal lock (a `write`), then the
+    /// journal `fdatasync`ed outside it, so that writes go on during the disk's flush:
+    /// fjall's own `PersistMode::SyncData` holds the lock, and every insert, across the
+    /// `fdatasync` (bench/HISTORY.md, "sled against fjall"). The same guarantee: the data
+    /// written out is the journal file's, and `fdatasync` on any descriptor of it makes it
+    /// durable; if fjall started a new journal meanwhile, it made the old one durable first.
+    /// When no journal is found (another layout), fjall's own `SyncData`.
     fn flush(&self) -> Result<(), fjall::Error> {
-        self.keyspace.persist(fjall::PersistMode::SyncData)
+        self.keyspace.persist(fjall::PersistMode::Buffer)?;
+        match self.active_journal() {
+            Ok(Some(journal)) => Ok(journal.sync_data()?),
+            _ => self.keyspace.persist(fjall::PersistMode::SyncData),
+        }
     }
 }
 
