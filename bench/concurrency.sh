@@ -76,7 +76,8 @@ row() {
     || { echo "   $label c=$c failed: $out" >&2; return 0; }
   read -r f1 x1 < <(counters "$pid")
   line="$(grep '^server send' <<<"$out" | head -1)"
-  # The counters cover the warm-up too: divided by every request sent, warm-up included.
+  # The counters cover the warm-up too: divided by the requests of the warm-up and the window,
+  # estimated as the row's req/s times their length.
   requests="$(awk -v d="$duration" -v r="$(grep -o '[0-9]* req/s' <<<"$line" | grep -o '[0-9]*')" \
     'BEGIN { printf "%d", r * (d + 0.5) }')"
   printf '%-22s c=%-3s %7s req/s  %s  faults/req %s  switches/req %s\n' "$label" "$c" \
