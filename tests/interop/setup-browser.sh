@@ -9,8 +9,23 @@ set -euo pipefail
 chromium="${CHROMIUM:-chromium}"
 driver="${CHROMEDRIVER:-chromedriver}"
 
-if command -v "$chromium" >/dev/null 2>&1 && command -v "$driver" >/dev/null 2>&1; then
+installed() { command -v "$chromium" >/dev/null 2>&1 && command -v "$driver" >/dev/null 2>&1; }
+if installed; then
     echo "ok: $(command -v "$chromium") and $(command -v "$driver")"
+    exit 0
+fi
+
+# Several browser tests may run this at once (cargo runs them in parallel): one installs, the
+# others wait for it on this lock (bounded), then find both installed.
+lock="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.scratch/browser-setup.lock"
+mkdir -p "$(dirname "$lock")"
+exec 9>"$lock"
+if ! flock -w 600 9; then
+    echo "browser setup FAILED: another install held $lock for 10 minutes" >&2
+    exit 1
+fi
+if installed; then
+    echo "ok: $(command -v "$chromium") and $(command -v "$driver") (installed meanwhile)"
     exit 0
 fi
 
@@ -31,6 +46,6 @@ echo "installing chromium and chromium-driver with apt-get ..."
 "${as_root[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq chromium chromium-driver >/dev/null ||
     { echo "browser setup FAILED: apt-get install chromium chromium-driver" >&2; exit 1; }
-command -v "$chromium" >/dev/null 2>&1 && command -v "$driver" >/dev/null 2>&1 ||
+installed ||
     { echo "browser setup FAILED: chromium or chromedriver still missing after apt-get" >&2; exit 1; }
 echo "ok: $(command -v "$chromium") and $(command -v "$driver") installed"
