@@ -10,7 +10,7 @@
 //! read that starts after it returns.
 
 use std::fmt::Debug;
-use std::ops::{Bound, Deref, RangeBounds};
+use std::ops::{Deref, RangeBounds};
 
 /// The entries of a scan, in key order (reversible).
 pub type Entries<T> = Box<
@@ -108,10 +108,11 @@ pub(super) fn keys<B, E>(
 }
 
 /// `range`'s bounds as owned keys.
+#[cfg(feature = "fjall")]
 pub(super) fn owned_bounds<K: AsRef<[u8]>, R: RangeBounds<K>>(
     range: &R,
-) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
-    let own = |b: Bound<&K>| b.map(|k| k.as_ref().to_vec());
+) -> (std::ops::Bound<Vec<u8>>, std::ops::Bound<Vec<u8>>) {
+    let own = |b: std::ops::Bound<&K>| b.map(|k| k.as_ref().to_vec());
     (own(range.start_bound()), own(range.end_bound()))
 }
 
