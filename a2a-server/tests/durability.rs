@@ -44,18 +44,8 @@ async fn crash_on_first_send(
     fault: &str,
     body: &Value,
 ) {
-    let mut server = Process::with_env(dir, &[("A2A_FAULT", fault), ("A2A_STORE", store)]);
-    server.ready(http).await;
-    let first = http
-        .post(format!("{}/message:send", server.url))
-        .json(body)
-        .send()
-        .await;
-    assert!(
-        first.is_err(),
-        "the server aborts before it answers: {first:?}"
-    );
-    assert!(!server.exited().await.success(), "the server aborted");
+    let server = Process::with_env(dir, &[("A2A_FAULT", fault), ("A2A_STORE", store)]);
+    process::aborts_before_answering(server, http, body).await;
 }
 
 /// A crash while a task waits unwritten (write-behind), after its message's claim became

@@ -33,18 +33,8 @@ fn args(db: &TestSchema) -> Vec<&str> {
 /// Starts a replica with the fault `fault` (`A2A_FAULT`), sends `body`, and sees it abort
 /// before it answers.
 async fn crash_on_first_send(db: &TestSchema, http: &reqwest::Client, fault: &str, body: &Value) {
-    let mut server = Process::with_args_env(&args(db), &[("A2A_FAULT", fault)]);
-    server.ready(http).await;
-    let first = http
-        .post(format!("{}/message:send", server.url))
-        .json(body)
-        .send()
-        .await;
-    assert!(
-        first.is_err(),
-        "the server aborts before it answers: {first:?}"
-    );
-    assert!(!server.exited().await.success(), "the server aborted");
+    let server = Process::with_args_env(&args(db), &[("A2A_FAULT", fault)]);
+    process::aborts_before_answering(server, http, body).await;
 }
 
 /// Sends `body` to `url`; the answer must be a success.

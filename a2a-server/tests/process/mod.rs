@@ -136,6 +136,22 @@ pub struct Sse {
     pub data: Value,
 }
 
+/// Sends `body` as a SendMessage to `server`, which has a fault set (`A2A_FAULT`) that aborts
+/// it before it answers, and sees it abort.
+pub async fn aborts_before_answering(mut server: Process, http: &reqwest::Client, body: &Value) {
+    server.ready(http).await;
+    let first = http
+        .post(format!("{}/message:send", server.url))
+        .json(body)
+        .send()
+        .await;
+    assert!(
+        first.is_err(),
+        "the server aborts before it answers: {first:?}"
+    );
+    assert!(!server.exited().await.success(), "the server aborted");
+}
+
 /// Reads SSE events from a response until it ends or breaks; returns what arrived.
 pub async fn read_sse(response: reqwest::Response, into: &mut Vec<Sse>) {
     read_sse_until(response, into, usize::MAX).await;
