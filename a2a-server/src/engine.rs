@@ -16,6 +16,7 @@ mod claim_key;
 mod execution;
 mod follow;
 mod lease;
+mod retry;
 mod send;
 #[cfg(test)]
 mod tests;
@@ -27,7 +28,8 @@ pub(crate) use cell::{Change, TaskCell};
 use cell::{Outcome, Update};
 use execution::Execution;
 pub use lease::{Leases, LocalLeases};
-pub(crate) use send::{Answer, Incoming, Retry, Started};
+pub(crate) use retry::Retry;
+pub(crate) use send::{Answer, Incoming, Started};
 
 use crate::agent::{DynAgent, RequestContext};
 use crate::events::TaskEvents;

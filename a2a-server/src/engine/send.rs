@@ -6,14 +6,13 @@
 
 use super::claim_key::claim_key;
 use super::follow::{self, Source};
+use super::retry::Retry;
+use super::webhooks::Handoff;
 use super::{Change, Engine, Execution, Outcome, TaskCell, Update};
 use crate::agent::{RequestContext, ServiceParams};
 use crate::handler::{EventStream, StreamEvent};
 use crate::store::{MessageClaim, Scope, StoredTask};
-use a2a_core::{
-    ContextId, Error, ErrorKind, Message, StreamResponse, Task, TaskId, TaskPushNotificationConfig,
-};
-use futures::StreamExt as _;
+use a2a_core::{ContextId, Error, ErrorKind, Message, Task, TaskId, TaskPushNotificationConfig};
 use std::sync::Arc;
 use tokio::sync::broadcast::{self, error::RecvError};
 
@@ -47,14 +46,6 @@ pub(crate) enum Started {
     Retry(Retry),
 }
 
-/// A retried message: the claim its first send left.
-#[derive(Debug)]
-pub(crate) struct Retry {
-    /// What the first send was used for.
-    pub(crate) claim: MessageClaim,
-    key: String,
-}
-
 /// A task execution, with a subscription to its events taken when it started.
 pub(crate) struct Run {
     cell: Arc<TaskCell>,
@@ -65,6 +56,8 @@ pub(crate) struct Run {
     /// The agent's execution, for the caller to drive while it waits (see [`Execution`]).
     /// `None` when the run was joined by a retry.
     execution: Option<Execution>,
+    /// A new task's webhook, moved to the winner's task if the task loses its claim.
+    webhook: Option<Box<Handoff>>,
 }
 
 /// What a send that waited for its task answers.
@@ -141,9 +134,14 @@ impl Engine {
                 }
             }
         }
-        if let Some(config) = push {
-            match Box::pin(self.register_webhook(&cell.id, config, (v03, generations), 0)).await {
-                Ok(config) => undo.webhook = Some((cell.id.clone(), config_id(&config))),
+        let mut webhook = None;
+        if let Some(asked) = push {
+            let form = (v03, generations);
+            match Box::pin(self.register_webhook(&cell.id, asked.clone(), form, 0)).await {
+                Ok(config) => {
+                    undo.webhook = Some((cell.id.clone(), config_id(&config)));
+                    webhook = Some(Handoff::new(asked, config_id(&config), form));
+                }
                 Err(e) => {
                     self.undo(undo).await;
                     return Err(e);
@@ -170,6 +168,7 @@ impl Engine {
             rx,
             first: None,
             execution: Some(execution),
+            webhook,
         }))
     }
 
@@ -291,6 +290,7 @@ impl Engine {
             rx,
             first: Some(stored),
             execution: Some(execution),
+            webhook: None,
         })))
     }
 
@@ -370,103 +370,26 @@ impl Engine {
             tracing::warn!(error = %e, "could not release the claim of a failed send");
         }
     }
+}
 
-    /// The run of a retried message's first send, if it runs in this process for callers of
-    /// `scope`: the retry waits on it as the first send does.
-    pub(crate) fn join(&self, retry: &Retry, scope: &Scope) -> Option<Run> {
-        let cell = self
-            .live_cell(&retry.claim.task_id)
-            .filter(|c| c.scope == *scope)?;
+impl Run {
+    /// A run a retry joined: it waits on the first send's execution without driving it.
+    pub(super) fn joined(cell: Arc<TaskCell>) -> Self {
         let (first, rx) = cell.subscribe();
-        Some(Run {
+        Self {
             cell,
             rx,
             first,
             execution: None,
-        })
-    }
-
-    /// Waits for a retried message's first send to settle when it ran elsewhere (or ended):
-    /// follows the task's log until it ends or pauses (until it exists, with `immediately`).
-    /// Returns the first send's message reply if it was answered with one. The claim is read
-    /// again whenever nothing happened for a while: a first send answered with a message has
-    /// no task events, and one the agent refused left no claim (an error then).
-    pub(crate) async fn settle_retry(
-        self: &Arc<Self>,
-        retry: Retry,
-        immediately: bool,
-    ) -> Result<Option<Message>, Error> {
-        const RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
-        let Retry { claim, key } = retry;
-        let Some(claims) = &self.claims else {
-            return Ok(None);
-        };
-        let id = claim.task_id.clone();
-        let source = Source::Bus(self.bus.subscribe(&id));
-        let mut stream = follow::follow(self, &id, None, 0, source);
-        loop {
-            match tokio::time::timeout(RECHECK, stream.next()).await {
-                Ok(Some(_)) if immediately => return Ok(None),
-                Ok(Some(_)) => {}
-                Ok(None) => return Ok(None),
-                Err(_) => match claims.claim_message(&key, claim.clone()).await? {
-                    Some(MessageClaim { reply: Some(m), .. }) => return Ok(Some(m)),
-                    Some(_) if self.never_written(&id).await? => {
-                        // The first send's task waited unwritten (write-behind) when the
-                        // server stopped, and its claim had become durable: nothing of it is
-                        // left to answer with. The claim goes, so that the next try runs
-                        // afresh.
-                        claims.release_claim(&key).await?;
-                        return Err(Error::new(
-                            ErrorKind::UnsupportedOperation,
-                            "The first send of this message was lost in a server restart before its task was written; send it again to retry",
-                        ));
-                    }
-                    Some(_) => {}
-                    None => {
-                        // The claim was gone (the agent refused the first send), and this
-                        // look took it: give it back, so that the next try runs afresh.
-                        claims.release_claim(&key).await?;
-                        return Err(Error::new(
-                            ErrorKind::UnsupportedOperation,
-                            "The first send of this message was refused; send it again to retry",
-                        ));
-                    }
-                },
-            }
+            webhook: None,
         }
     }
 
-    /// Whether a claimed message's task `id` was never written and never will be: on a store
-    /// this process alone writes (write-behind), no execution of it runs here and the store
-    /// has no such task.
-    async fn never_written(&self, id: &TaskId) -> Result<bool, Error> {
-        Ok(self.store.flushes()
-            && self.live_cell(id).is_none()
-            && self.store.get(id).await?.is_none())
-    }
-
-    /// The stream of a retried streaming send: the first send's reply, or its task's events
-    /// from the start.
-    pub(crate) fn replay_retry(self: &Arc<Self>, retry: Retry) -> EventStream {
-        match retry.claim.reply {
-            Some(m) => Box::pin(futures::stream::once(async move {
-                StreamEvent {
-                    seq: 0,
-                    event: StreamResponse::Message(m),
-                }
-            })),
-            None => self.watch(&retry.claim.task_id).after(self, 0),
-        }
-    }
-}
-
-impl Run {
     /// Waits until the task ends or pauses (with `immediately`, until it exists), driving the
     /// agent's execution meanwhile, and returns what the send answers. With `immediately`, the
     /// execution goes on in the background at once, however long the agent then works without
     /// yielding; an unfinished one (a task waiting for input) goes on in the background too.
-    pub(crate) async fn settle(mut self, immediately: bool) -> Result<Answer, Error> {
+    pub(crate) async fn settle(mut self, rt: &Engine, immediately: bool) -> Result<Answer, Error> {
         let settled =
             (self.first.as_ref()).is_some_and(|t| immediately || t.task.status.state.ends_stream());
         if immediately && let Some(execution) = self.execution.take() {
@@ -483,7 +406,11 @@ impl Run {
         }
         drop(self.execution);
         match self.cell.outcome().await? {
-            Outcome::Lost(claim, key) => Ok(Answer::Retry(Retry { claim, key })),
+            Outcome::Lost(claim, key) => {
+                let retry = Retry { claim, key };
+                rt.hand_over(&self.cell.id, self.webhook, &retry).await?;
+                Ok(Answer::Retry(retry))
+            }
             Outcome::Reply(m) => Ok(Answer::Reply(m)),
             Outcome::Task(Some(stored)) => Ok(Answer::Task(stored)),
             Outcome::Task(None) => Err(Error::new(ErrorKind::Internal, "the task was not created")),
@@ -501,6 +428,7 @@ impl Run {
             mut rx,
             first,
             execution,
+            webhook,
         } = self;
         let Some(mut execution) = execution else {
             return Err(Error::new(
@@ -542,7 +470,9 @@ impl Run {
                     return Err(refusal);
                 }
                 if let Ok(Outcome::Lost(claim, key)) = cell.outcome().await {
-                    return Ok(rt.replay_retry(Retry { claim, key }));
+                    let retry = Retry { claim, key };
+                    rt.hand_over(&cell.id, webhook, &retry).await?;
+                    return Ok(rt.replay_retry(retry));
                 }
             }
             Ok(Update::Event(_)) | Err(RecvError::Lagged(_)) => {}

@@ -4,10 +4,33 @@
 //! [`PushStore`]: crate::store::PushStore
 
 use super::Engine;
+use super::retry::Retry;
 use crate::push::Pusher;
 use crate::store::PushRecord;
 use a2a_core::{Error, ErrorKind, TaskId, TaskPushNotificationConfig};
 use std::sync::Arc;
+
+/// The webhook a send registered on its new task, kept in case the task loses its message
+/// claim to a duplicate on another replica (`joint` writes, `Outcome::Lost`): the send is then
+/// answered as a retry of the winner, and its webhook follows it there.
+pub(crate) struct Handoff {
+    /// The config as the send asked for it.
+    asked: TaskPushNotificationConfig,
+    /// The config id it was registered under on the losing task.
+    id: String,
+    /// The payloads' form: (v0.3, with generations).
+    form: (bool, bool),
+}
+
+impl Handoff {
+    pub(crate) fn new(
+        asked: TaskPushNotificationConfig,
+        id: String,
+        form: (bool, bool),
+    ) -> Box<Self> {
+        Box::new(Self { asked, id, form })
+    }
+}
 
 impl Engine {
     /// The webhook delivery, or PushNotificationNotSupported when push notifications are off.
@@ -75,6 +98,30 @@ impl Engine {
         };
         if !registered {
             self.register_webhook(task_id, config, form, 0).await?;
+        }
+        Ok(())
+    }
+
+    /// Moves the webhook of a send whose new task `lost` its message claim to `retry`'s task:
+    /// the registration on the task that was never written goes, and the config is registered
+    /// on the winner's task as a retried send's would be (unless the winner answered with a
+    /// message: then there are no task events to deliver).
+    pub(crate) async fn hand_over(
+        &self,
+        lost: &TaskId,
+        webhook: Option<Box<Handoff>>,
+        retry: &Retry,
+    ) -> Result<(), Error> {
+        let Some(handoff) = webhook else {
+            return Ok(());
+        };
+        if let Err(e) = self.store.delete_push_config(lost, &handoff.id).await {
+            tracing::warn!(task = %lost, error = %e, "could not remove the webhook of a send that lost its claim");
+        }
+        if retry.claim.reply.is_none() {
+            let Handoff { asked, form, .. } = *handoff;
+            self.register_retried_webhook(&retry.claim.task_id, asked, form)
+                .await?;
         }
         Ok(())
     }

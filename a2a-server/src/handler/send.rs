@@ -158,7 +158,7 @@ impl RequestHandler {
                 }
             }
         };
-        Ok(match run.settle(immediately).await? {
+        Ok(match run.settle(&self.rt, immediately).await? {
             Answer::Reply(m) => SendReply::Message(m),
             Answer::Task(stored) => self.task_reply(cx, stored, history_length),
             Answer::Retry(retry) => {
