@@ -12,6 +12,7 @@ mod pg;
 
 use a2a_core::{Artifact, Error, Message, SendMessageRequest, TaskState};
 use a2a_server::postgres::PgStore;
+use a2a_server::push::PushSettings;
 use a2a_server::{
     Agent, CallContext, EventBus, Leases, RequestContext, RequestHandler, Scope, SendReply, Server,
     TaskEvents,
@@ -76,6 +77,7 @@ async fn replica(
         .event_bus(bus)
         .leases(leases)
         .replica_id(name)
+        .push_notifications(PushSettings::default().allow("127.0.0.1").expect("allow"))
         .build()
         .expect("server");
     (server.handler(), store)
@@ -316,4 +318,85 @@ async fn a_duplicate_sent_while_the_first_runs_unwritten_is_answered_with_its_ta
     let client = sql(&db).await;
     assert_eq!(count(&client, "a2a_tasks").await, 2, "one task per message");
     assert_eq!(count(&client, "a2a_claims").await, 2);
+}
+
+/// Two sends of one message on two replicas at once, each with a webhook of its own: the one
+/// whose task loses the claim is answered with the winner's task, and its webhook moves there
+/// with it. No registration is left on the task that was never written.
+#[tokio::test]
+async fn a_duplicate_that_loses_its_claim_takes_its_webhook_to_the_winners_task() {
+    let Some(db) = TestSchema::new().await else {
+        return;
+    };
+    let agent = echo();
+    let (a, _) = replica(&db, "a", &agent).await;
+    let (b, _) = replica(&db, "b", &agent).await;
+    let message = Message::user_text("gated");
+    agent.gate.add_permits(2);
+    let sends: Vec<_> = [(a, "http://127.0.0.1:9/a"), (b, "http://127.0.0.1:9/b")]
+        .into_iter()
+        .map(|(h, url)| {
+            let mut req = SendMessageRequest::new(message.clone());
+            let webhook = serde_json::from_value(serde_json::json!({ "url": url })).unwrap();
+            req.configuration = Some(a2a_core::SendMessageConfiguration {
+                task_push_notification_config: Some(webhook),
+                ..Default::default()
+            });
+            tokio::spawn(async move {
+                match timeout(WAIT, h.send_message(&cx(), req)).await {
+                    Ok(Ok(SendReply::Task(task))) => task.into_task().id.to_string(),
+                    other => panic!("send: {other:?}"),
+                }
+            })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for s in sends {
+        answers.push(s.await.unwrap());
+    }
+    assert_eq!(answers[0], answers[1], "one task answers both sends");
+    let client = sql(&db).await;
+    assert_eq!(count(&client, "a2a_tasks").await, 1);
+    let rows = client
+        .query(
+            "SELECT task_id, config->>'url' FROM a2a_push_configs ORDER BY 2",
+            &[],
+        )
+        .await
+        .expect("push configs");
+    let registered: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let winner = &answers[0];
+    assert_eq!(
+        registered,
+        [
+            (winner.clone(), "http://127.0.0.1:9/a".to_owned()),
+            (winner.clone(), "http://127.0.0.1:9/b".to_owned()),
+        ],
+        "both webhooks on the winner's task"
+    );
+}
+
+/// With metrics on, a new task's one write (claim, task and lease together) is timed as the
+/// store operation `create_joint`.
+#[tokio::test]
+async fn the_joint_write_is_timed_as_a_store_operation() {
+    let Some(db) = TestSchema::new().await else {
+        return;
+    };
+    let store = db.store().await;
+    let leases: Arc<dyn Leases> = store.leases();
+    let metrics = a2a_server::Metrics::new();
+    let server = Server::builder(Echo(echo()))
+        .task_store(store.clone())
+        .leases(leases)
+        .metrics(metrics.clone())
+        .build()
+        .expect("server");
+    let handler = server.handler();
+    send(&handler, Message::user_text("timed")).await;
+    let text = metrics.render();
+    assert!(
+        text.contains(r#"a2a_store_operation_duration_seconds_count{operation="create_joint"} 1"#),
+        "{text}"
+    );
 }

@@ -2,8 +2,8 @@
 //! `a2a_store_operation_duration_seconds`. Only in use when metrics are on.
 
 use super::{
-    BatchWrite, ClaimStore, ListPage, ListQuery, LoggedEvent, MessageClaim, PushRecord, PushStore,
-    Scope, Store, StoreError, StoredTask, TaskStore,
+    BatchWrite, ClaimStore, JointCreate, JointWrites, ListPage, ListQuery, LoggedEvent,
+    MessageClaim, PushRecord, PushStore, Scope, Store, StoreError, StoredTask, TaskStore,
 };
 use crate::telemetry::MetricsInner;
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
@@ -53,6 +53,8 @@ histograms!(
     advance_delivery,
     acquire_delivery,
     release_delivery,
+    claim_reply,
+    create_joint,
 );
 
 impl Metered {
@@ -65,11 +67,18 @@ impl Metered {
     }
 }
 
-/// `self.inner.$op(args…)`, timed as `$op`.
+/// `self.inner.$op(args…)` (with `joint`, `$op` of the inner store's joint writes), timed as
+/// `$op`.
 macro_rules! timed {
-    ($self:ident . $op:ident ( $($arg:expr),* )) => {{
+    ($self:ident . $op:ident ( $($arg:expr),* )) => {
+        timed!(@ $self, $self.inner, $op ( $($arg),* ))
+    };
+    (joint $self:ident . $op:ident ( $($arg:expr),* )) => {
+        timed!(@ $self, $self.joint_inner()?, $op ( $($arg),* ))
+    };
+    (@ $self:ident, $inner:expr, $op:ident ( $($arg:expr),* )) => {{
         let start = Instant::now();
-        let result = $self.inner.$op($($arg),*).await;
+        let result = $inner.$op($($arg),*).await;
         let histogram = $self
             .histograms
             .$op
@@ -89,10 +98,9 @@ impl TaskStore for Metered {
         self.inner.task_json(id, version)
     }
 
-    /// The wrapped store's, untimed: its writes are a send's first write, which the request
-    /// duration already shows.
-    fn joint(&self) -> Option<&dyn super::JointWrites> {
-        self.inner.joint()
+    /// Timed as the wrapped store's, when it has them.
+    fn joint(&self) -> Option<&dyn JointWrites> {
+        self.inner.joint().map(|_| self as &dyn JointWrites)
     }
 
     async fn create(&self, task: Arc<Task>, scope: Scope) -> Result<StoredTask, StoreError> {
@@ -238,5 +246,41 @@ impl PushStore for Metered {
         owner: &str,
     ) -> Result<(), StoreError> {
         timed!(self.release_delivery(task, id, owner))
+    }
+}
+
+/// Only reached through [`TaskStore::joint`], which offers it when the wrapped store has joint
+/// writes.
+#[async_trait]
+impl JointWrites for Metered {
+    fn database(&self) -> u64 {
+        self.inner.joint().map_or(0, JointWrites::database)
+    }
+
+    async fn claim_reply(
+        &self,
+        key: &str,
+        claim: &MessageClaim,
+    ) -> Result<Option<MessageClaim>, StoreError> {
+        timed!(joint self.claim_reply(key, claim))
+    }
+
+    async fn create_joint(
+        &self,
+        scope: &Scope,
+        changes: &[BatchWrite<'_>],
+        claim: Option<(&str, &MessageClaim)>,
+        lease: Option<&str>,
+    ) -> Result<JointCreate, StoreError> {
+        timed!(joint self.create_joint(scope, changes, claim, lease))
+    }
+}
+
+impl Metered {
+    /// The wrapped store's joint writes (always there when these are called).
+    fn joint_inner(&self) -> Result<&dyn JointWrites, StoreError> {
+        self.inner
+            .joint()
+            .ok_or_else(|| StoreError::Backend("the wrapped store has no joint writes".into()))
     }
 }
