@@ -156,6 +156,14 @@ impl CardResolver {
         }
     }
 
+    /// Sends `headers` with every fetch instead of those given to [`new`](Self::new): the
+    /// credentials of an agent that serves its card only to known callers.
+    #[must_use]
+    pub fn headers(mut self, headers: HeaderMap) -> Self {
+        self.headers = headers;
+        self
+    }
+
     /// Reads cards up to `limits.card_bytes` (and error answers up to
     /// `limits.response_bytes`); the default is [`Limits::default`].
     #[must_use]

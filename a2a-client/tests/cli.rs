@@ -544,6 +544,18 @@ async fn a_token_and_headers_reach_the_agent() {
     assert_eq!(calls[0].header("authorization"), Some("Bearer t-1"));
     assert_eq!(calls[0].header("x-trace"), Some("abc"));
     assert_eq!(calls[1].header("authorization"), Some("Bearer t-env"));
+    // The card fetches carry them too: an agent may serve its card only to callers it knows.
+    let cards: Vec<_> = (server.seen.all().into_iter())
+        .filter(|s| s.path.starts_with("/.well-known/"))
+        .collect();
+    assert_eq!(cards.len(), 2, "{cards:?}");
+    assert_eq!(cards[0].header("authorization"), Some("Bearer t-1"));
+    assert_eq!(cards[0].header("x-trace"), Some("abc"));
+    assert_eq!(cards[1].header("authorization"), Some("Bearer t-env"));
+    let run = a2a(&["card", &server.url, "-H", "X-Trace: card"]).await;
+    run.expect_code(0);
+    let last = server.seen.all().pop().expect("the card fetch");
+    assert_eq!(last.header("x-trace"), Some("card"));
 }
 
 #[tokio::test]

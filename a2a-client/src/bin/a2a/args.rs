@@ -99,6 +99,17 @@ impl Global {
         Ok(credentials)
     }
 
+    /// `builder`'s card resolver, sending the `--header`s and the `--token` with every card
+    /// fetch (an agent may serve its card only to callers it knows). An API key goes where the
+    /// card says, and OAuth tokens come from the card's flow, so neither is sent for the card.
+    pub(crate) fn card_resolver(
+        &self,
+        builder: &ClientBuilder,
+    ) -> Result<a2a_client::CardResolver, Error> {
+        let headers = self.credentials()?.headers(None)?;
+        Ok(builder.card_resolver()?.headers(headers))
+    }
+
     /// A client builder with the call timeout and the read limits.
     pub(crate) fn builder(&self) -> ClientBuilder {
         ClientBuilder::default()

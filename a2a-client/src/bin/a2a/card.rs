@@ -39,7 +39,7 @@ pub(crate) async fn card(args: CardArgs, g: &Global, ui: &Ui) -> Result<Outcome,
 
 async fn show_card(args: CardArgs, g: &Global, ui: &Ui) -> Result<Outcome, Error> {
     let builder = g.builder();
-    let resolver = builder.card_resolver()?;
+    let resolver = g.card_resolver(&builder)?;
     if !(args.verify || !args.jwks.is_empty() || !args.key.is_empty()) {
         ui.card(&resolver.resolve(&args.url).await?);
         return Ok(Outcome::Done);

@@ -11,7 +11,7 @@ use std::time::Duration;
 async fn check_headers(url: &str, g: &Global) -> Result<reqwest::header::HeaderMap, Error> {
     let credentials = g.credentials()?;
     let card = match &credentials.api_key {
-        Some(_) => Some(g.builder().card_resolver()?.resolve(url).await?),
+        Some(_) => Some(g.card_resolver(&g.builder())?.resolve(url).await?),
         None => None,
     };
     credentials.headers(card.as_ref())

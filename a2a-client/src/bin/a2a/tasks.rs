@@ -21,7 +21,7 @@ pub(crate) async fn connect(url: &str, g: &Global) -> Result<Client, Error> {
         builder = builder.prefer([b]);
     }
     let credentials = g.credentials()?;
-    let card = builder.card_resolver()?.resolve(url).await?;
+    let card = g.card_resolver(&builder)?.resolve(url).await?;
     credentials
         .apply(builder, Some(&card))?
         .build_from_card(card)
