@@ -372,6 +372,22 @@ async fn check_runs_from_the_page() {
     assert!(findings.iter().all(|f| f["section"].is_string()));
     let (status, body) = page.call("check", json!({ "groups": ["nope"] })).await;
     assert_eq!(status, 400, "{body}");
+
+    // A task that lasts, as `a2a check --long-task` takes it: the long-poll hold is checked
+    // instead of skipped.
+    let skipped = |report: &serde_json::Value| {
+        (report["findings"].as_array().expect("findings").iter())
+            .filter(|f| f["verdict"] == "skip")
+            .count()
+    };
+    let body = json!({ "groups": ["generations"], "bindings": ["JSONRPC"] });
+    let without = page.ok("check", body).await;
+    assert_eq!(skipped(&without), 1, "{without}");
+    let body =
+        json!({ "groups": ["generations"], "bindings": ["JSONRPC"], "longTask": "countdown 5" });
+    let with = page.ok("check", body).await;
+    assert_eq!(skipped(&with), 0, "{with}");
+    assert_eq!(with["passed"], true, "{with}");
 }
 
 each_binding! {

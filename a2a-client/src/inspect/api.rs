@@ -271,13 +271,17 @@ pub(crate) async fn push(State(s): Shared, Json(req): Json<TaskBody>) -> Api<Jso
     ))
 }
 
-/// `POST /api/check`: `a2a check` of the connected agent: `{bindings?: [..], groups?: [..]}`.
+/// `POST /api/check`: `a2a check` of the connected agent: `{bindings?: [..], groups?: [..],
+/// longTask?: ".."}` (`longTask`: `a2a check --long-task`).
 #[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct CheckBody {
     #[serde(default)]
     bindings: Vec<String>,
     #[serde(default)]
     groups: Vec<String>,
+    #[serde(default)]
+    long_task: Option<String>,
 }
 
 pub(crate) async fn check(State(s): Shared, Json(req): Json<CheckBody>) -> Api<Json<Value>> {
@@ -305,6 +309,7 @@ pub(crate) async fn check(State(s): Shared, Json(req): Json<CheckBody>) -> Api<J
         );
     }
     options.webhook = Some(s.webhook());
+    options.long_task = req.long_task.filter(|t| !t.trim().is_empty());
     let report = crate::check::run(&agent.url, &options).await;
     Ok(Json(report.to_json()))
 }

@@ -250,7 +250,7 @@ async fn start_long_task(t: &Target<'_>, text: Option<&str>) -> Result<(Value, i
     if finished(&task) {
         return Err(format!(
             "the task was {} when SendMessage returned, with nothing left to wait for: \
-             name a message that keeps the agent working (--long-task TEXT)",
+             name a message that keeps the agent working (--long-task TEXT; the inspector's \"long task\" field)",
             task["status"]["state"]
         ));
     }
@@ -277,7 +277,7 @@ async fn mismatch(t: &Target<'_>, task: &Value, at: i64) {
         let fault = answer.result.as_ref().err().map(|f| f.describe());
         let why = format!(
             "the ended task was refused with {} before its generation was compared: \
-             name a message that keeps the agent working (--long-task TEXT)",
+             name a message that keeps the agent working (--long-task TEXT; the inspector's \"long task\" field)",
             fault.unwrap_or_default()
         );
         return t.record(GEN_MISMATCH, Verdict::Skip, why, None);

@@ -201,8 +201,9 @@
       $("check-report").replaceChildren(el("p", { class: "hint" }, "running a2a check… (up to two minutes)"));
       const groups = $("check-groups").value.split(",").map((g) => g.trim()).filter(Boolean);
       const bindings = $("check-binding").value ? [$("check-binding").value] : [];
+      const longTask = $("check-long-task").value.trim() || undefined;
       try {
-        $("check-report").replaceChildren(V.report(await I.api("check", { groups, bindings })));
+        $("check-report").replaceChildren(V.report(await I.api("check", { groups, bindings, longTask })));
       } catch (err) {
         $("check-report").replaceChildren();
         throw err;
