@@ -14,7 +14,7 @@ mod rest;
 mod sse;
 
 pub(crate) use card::{CardCache, CardKeys, JWKS_PATH};
-pub(crate) use grpc::is_grpc;
+pub(crate) use grpc::{ContentType, is_grpc};
 
 use crate::server::{AppState, Server};
 use auth::AuthLayer;

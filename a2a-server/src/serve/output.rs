@@ -190,13 +190,11 @@ pub(crate) fn refusal(grpc: bool, why: Refused, stage: Stage) -> http::Response<
     response
 }
 
-/// Whether a request is a gRPC call, or a response a gRPC answer, by its `headers` (a refusal
-/// is then a gRPC status). Looked at only to refuse, not for every request.
+/// Whether a request is a gRPC call, or a response a gRPC answer, by its `headers`: any form
+/// of gRPC, served or not (a refusal is then a gRPC status). Looked at only to refuse, not
+/// for every request.
 pub(crate) fn is_grpc(headers: &http::HeaderMap) -> bool {
-    headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.as_bytes().get(..16))
-        .is_some_and(|head| head.eq_ignore_ascii_case(b"application/grpc"))
+    crate::http::ContentType::of(headers) != crate::http::ContentType::Other
 }
 
 /// The size of an answer known before it is sent: a binding that builds its answer whole
