@@ -409,7 +409,7 @@ mod tests {
         counts.apply(&listed(TaskState::Completed, "b"), true);
         let completed = TaskState::Completed.as_str();
         let done = prefix(Kind::State, &scope, None, Some(completed));
-        assert_eq!(counts.finished_prefixes(), [done.clone()]);
+        assert_eq!(counts.finished_prefixes(), std::slice::from_ref(&done));
         assert_eq!(state_of(&done), Some(completed.as_bytes()));
         counts.apply(&listed(TaskState::Completed, "a"), false);
         assert_eq!(counts.finished_prefixes(), [done]);
