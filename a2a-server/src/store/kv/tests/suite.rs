@@ -492,6 +492,10 @@ async fn retention_walks_the_finished_listing_ranges_oldest_first_and_drops_stal
     .await;
     let before = Timestamp::from_unix_millis(1_000).unwrap();
     let ids = |v: Vec<TaskId>| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+    assert!(
+        store.lists.is_empty(),
+        "no listing key yet: retention relists the finished tasks itself"
+    );
     assert_eq!(
         ids(store.terminal_before(before, 10).await.unwrap()),
         ["d10", "d20", "d30", "d40"],
