@@ -62,8 +62,9 @@ pub(crate) mod tests;
 pub use self::kv::SledStore;
 #[cfg(any(feature = "sled", feature = "fjall"))]
 pub use self::kv::{
-    CLAIM_EXPIRY_WALK, DEFAULT_CACHE_BYTES, EmbeddedStore, Entries, Kv, KvTree, LOCK_WAIT,
-    RECENT_CACHE_BYTES, RELIST_AFTER, RELIST_AGE, RELIST_BACKLOG, RELIST_MAX, SNAPSHOT_EVERY,
+    CLAIM_EXPIRY_WALK, DEFAULT_CACHE_BYTES, EmbeddedStore, Entries, HEAD_LOG_BYTES, Kv, KvTree,
+    LOCK_WAIT, RECENT_CACHE_BYTES, RELIST_AFTER, RELIST_AGE, RELIST_BACKLOG, RELIST_MAX,
+    SNAPSHOT_EVERY,
 };
 #[cfg(feature = "fjall")]
 pub use self::kv::{FjallDb, FjallStore, FjallTree};

@@ -26,6 +26,7 @@
 #![cfg_attr(not(any(feature = "sled", feature = "fjall")), allow(dead_code))]
 use super::{FastMap, ListQuery, Scope, StoredTask};
 use a2a_core::{ContextId, TaskState};
+use std::collections::BTreeSet;
 
 /// What the indexes know of a task: its scope, context, state, status time and id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -248,9 +249,43 @@ pub(crate) fn count_after<E>(
     }
 }
 
-/// Task counts per prefix.
+/// Task counts per prefix, and the scope+state prefixes (kind `T`) of finished states that
+/// have tasks: the ranges retention walks (`kv/scan.rs`), one per scope and finished state.
 #[derive(Debug, Default)]
-pub(crate) struct Counts(FastMap<Vec<u8>, usize>);
+pub(crate) struct Counts(FastMap<Vec<u8>, usize>, BTreeSet<Vec<u8>>);
+
+/// The state part of a scope+state prefix (kind `T`): its last part, after the tenant's and
+/// the owner's.
+fn state_of(prefix: &[u8]) -> Option<&[u8]> {
+    let (&kind, mut rest) = prefix.split_first()?;
+    if kind != Kind::State as u8 {
+        return None;
+    }
+    let mut part = || -> Option<Option<&[u8]>> {
+        let (&tag, tail) = rest.split_first()?;
+        if tag == 0 {
+            rest = tail;
+            return Some(None);
+        }
+        let len = usize::try_from(u32::from_be_bytes(tail.get(..4)?.try_into().ok()?)).ok()?;
+        let value = tail.get(4..4 + len)?;
+        rest = &tail[4 + len..];
+        Some(Some(value))
+    };
+    part()?;
+    part()?;
+    let state = part()??;
+    rest.is_empty().then_some(state)
+}
+
+/// Whether `prefix` is a scope+state prefix of a finished state.
+fn is_finished_prefix(prefix: &[u8]) -> bool {
+    state_of(prefix).is_some_and(|state| {
+        TaskState::ALL
+            .iter()
+            .any(|s| s.is_terminal() && s.as_str().as_bytes() == state)
+    })
+}
 
 impl Counts {
     /// Counts `t` in (`add`) or out of each of its prefixes.
@@ -278,13 +313,26 @@ impl Counts {
 
     fn bump(&mut self, prefix: Vec<u8>, add: bool) {
         if add {
-            *self.0.entry(prefix).or_default() += 1;
+            if let Some(n) = self.0.get_mut(&prefix) {
+                *n += 1;
+            } else {
+                if is_finished_prefix(&prefix) {
+                    self.1.insert(prefix.clone());
+                }
+                self.0.insert(prefix, 1);
+            }
         } else if let Some(n) = self.0.get_mut(&prefix) {
             *n = n.saturating_sub(1);
             if *n == 0 {
                 self.0.remove(&prefix);
+                self.1.remove(&prefix);
             }
         }
+    }
+
+    /// The scope+state prefixes of finished states that have tasks, in key order.
+    pub(crate) fn finished_prefixes(&self) -> Vec<Vec<u8>> {
+        self.1.iter().cloned().collect()
     }
 
     /// How many tasks are under `prefix`.
@@ -337,6 +385,37 @@ pub(crate) fn status_millis(task: &a2a_core::Task) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_know_the_finished_state_ranges_that_have_tasks() {
+        let scope = Scope {
+            tenant: Some("t".into()),
+            owner: None,
+        };
+        let listed = |state: TaskState, id: &str| Listed {
+            scope: scope.clone(),
+            context: "c".into(),
+            state: state.as_str().into(),
+            millis: 1,
+            id: id.into(),
+        };
+        let mut counts = Counts::default();
+        counts.apply(&listed(TaskState::Working, "a"), true);
+        assert!(counts.finished_prefixes().is_empty());
+        counts.replace(
+            &listed(TaskState::Working, "a"),
+            &listed(TaskState::Completed, "a"),
+        );
+        counts.apply(&listed(TaskState::Completed, "b"), true);
+        let completed = TaskState::Completed.as_str();
+        let done = prefix(Kind::State, &scope, None, Some(completed));
+        assert_eq!(counts.finished_prefixes(), std::slice::from_ref(&done));
+        assert_eq!(state_of(&done), Some(completed.as_bytes()));
+        counts.apply(&listed(TaskState::Completed, "a"), false);
+        assert_eq!(counts.finished_prefixes(), [done]);
+        counts.apply(&listed(TaskState::Completed, "b"), false);
+        assert!(counts.finished_prefixes().is_empty());
+    }
 
     #[test]
     fn inverted_millis_sort_newest_first_and_round_trip() {

@@ -9,19 +9,17 @@
 //! Layout: tree `tasks` maps a task id to its JSON snapshot (a [`StoredTask`] at the version
 //! it was taken) or head (its version, indexed fields and creation event, see `kv/record.rs`);
 //! tree `task_events` maps `(id length, u16 big-endian) ++ id ++ (seq, u64 big-endian)` to the
-//! JSON event (a head's creation event, seq 1, is in the head), so that a task's log is one
-//! ordered range; tree
-//! `task_index` maps `(i64::MAX - status millis, big-endian) ++ id` of each finished task to
-//! nothing, so that retention walks it from the oldest end (a key of an unfinished task,
-//! which stores before 2026-11-26 wrote, is removed when retention meets it); tree
+//! JSON event, so that a task's log is one ordered range (a head's creation event, seq 1, is in
+//! the head, and so are the small events after it that the batch creating the task held); tree
 //! `task_lists` holds the listing indexes of `store::index` (keys under scope+state and
 //! scope+context+state prefixes, newest first; a listing without a state filter merges one
-//! range per state), so that a listing reads only its page (recovery pages through `tasks`
-//! itself, in id order, reading each record's state: it runs once per start, and an index by
-//! state would cost every write); tree `message_claims`
-//! maps a deduplication key to its claim (expiry walks it with a cursor, a bounded page per
-//! sweep: see `kv/claims.rs`); trees `push_configs` and `push_config_ids` hold webhook
-//! registrations.
+//! range per state), so that a listing reads only its page, and retention walks the ranges of
+//! the finished states from their oldest end (the tree `task_index` that stores before issue 41
+//! kept for retention is dropped at open); recovery pages through `tasks` itself, in id order,
+//! reading each record's state (it runs once per start, and an index by state would cost every
+//! write); tree `message_claims` maps a deduplication key to its claim (expiry walks it with a
+//! cursor, a bounded page per sweep: see `kv/claims.rs`); trees `push_configs` and
+//! `push_config_ids` hold webhook registrations.
 //!
 //! Writes are event-sourced (see `store/kv/record.rs`): a task's current version is its
 //! value in `tasks` (a snapshot, or a head over its creation event) with the log events after
@@ -74,7 +72,7 @@ pub use engine::{Entries, Kv, KvTree};
 #[cfg(feature = "fjall")]
 pub use fjall_db::{FjallDb, FjallStore, FjallTree};
 use record::Record;
-pub use record::SNAPSHOT_EVERY;
+pub use record::{HEAD_LOG_BYTES, SNAPSHOT_EVERY};
 pub use relist::{RELIST_AFTER, RELIST_AGE, RELIST_BACKLOG, RELIST_MAX};
 
 /// A task store in an embedded database directory: [`SledStore`] (sled) or, with the `fjall`
@@ -84,13 +82,11 @@ pub use relist::{RELIST_AFTER, RELIST_AGE, RELIST_BACKLOG, RELIST_MAX};
 pub struct EmbeddedStore<K: Kv> {
     db: K,
     tasks: K::Tree,
-    index: K::Tree,
     /// The listing indexes (see `store::index`), written by relists (`kv/relist.rs`).
     lists: K::Tree,
     events: K::Tree,
-    /// The ids of the tasks in each state (see `state_key`).
+    /// The message claims (see `kv/claims.rs`).
     claims: K::Tree,
-    /// The claim keys by receipt time (see `claims::time_key`).
     /// Where the last `expire_claims` walk stopped (see `kv/claims.rs`).
     claim_cursor: Arc<Mutex<Option<Vec<u8>>>>,
     pushes: K::Tree,
@@ -159,13 +155,6 @@ fn backend(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
 
 fn backend_msg(e: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(format!("corrupt key: {e}").into())
-}
-
-fn index_key(millis: i64, id: &str) -> Vec<u8> {
-    let mut key = Vec::with_capacity(8 + id.len());
-    key.extend_from_slice(&(i64::MAX - millis.max(0)).to_be_bytes());
-    key.extend_from_slice(id.as_bytes());
-    key
 }
 
 fn log_prefix(id: &str) -> Vec<u8> {
@@ -275,20 +264,6 @@ impl<K: Kv> EmbeddedStore<K> {
     fn settled(&self, id: &str) {
         drop(self.stripe(id));
     }
-
-    /// The task an index key points to, if the key is current (it matches the task's status
-    /// time); stale keys left by a crash are skipped.
-    fn indexed(&self, key: &[u8]) -> Result<Option<StoredTask>, StoreError> {
-        let (Some(id), Some(inverted)) = (key.get(8..), key.get(..8)) else {
-            return Ok(None);
-        };
-        let id = std::str::from_utf8(id).map_err(backend_msg)?;
-        let Some(t) = self.load(&TaskId::from(id))?.map(|r| r.stored) else {
-            return Ok(None);
-        };
-        let inverted: [u8; 8] = inverted.try_into().map_err(backend_msg)?;
-        Ok((index_key(t.sort_millis(), t.task.id.as_str())[..8] == inverted).then_some(t))
-    }
 }
 
 #[async_trait]
@@ -371,17 +346,19 @@ impl<K: Kv> TaskStore for EmbeddedStore<K> {
         }
         let mut out = Vec::new();
         let mut from = after.saturating_add(1);
-        // A head's creation event is in the head, not the log (see `kv/record.rs`).
-        if from == 1
-            && let Some(created) = &record.created
+        // The first events of a head's log are in the head (see `kv/record.rs`).
+        let carried = record.carried.as_deref().unwrap_or_default();
+        while let Some(event) = usize::try_from(from - 1).ok().and_then(|i| carried.get(i))
+            && from <= version
+            && out.len() < limit
         {
             out.push(LoggedEvent {
-                seq: 1,
-                event: serde_json::from_slice(created).map_err(backend)?,
+                seq: from,
+                event: serde_json::from_slice(event).map_err(backend)?,
             });
-            from = 2;
+            from += 1;
         }
-        if from > version {
+        if from > version || out.len() == limit {
             return Ok(out);
         }
         let start = log_key(id.as_str(), from);
@@ -422,9 +399,6 @@ impl<K: Kv> TaskStore for EmbeddedStore<K> {
                     .apply(&listed, false);
             }
             self.recent.lock().expect("cache lock").remove(id);
-            self.index
-                .remove(index_key(stored.sort_millis(), id.as_str()))
-                .map_err(backend)?;
             // Its keys: those of its record, and those of an earlier state that a relist has
             // not replaced yet.
             let written = self.unwait(id);

@@ -417,7 +417,7 @@ pub(crate) async fn long_append_stream_reads_back_as_its_fold(store: &dyn Store)
 }
 
 /// `task` with `event` applied.
-fn applied(task: &Task, event: &StreamResponse) -> Task {
+pub(crate) fn applied(task: &Task, event: &StreamResponse) -> Task {
     let mut next = task.clone();
     next.apply(event).unwrap();
     next

@@ -1,10 +1,11 @@
 //! A batch of changes of one task on sled (`TaskStore::write_batch`): the changes the engine
 //! kept unwritten until their first reveal (`engine/cell/outbox.rs`), written as one: every
 //! event but the last inserted alone, the last written as a single change would be, with one
-//! value (or none) for the whole batch. A task created and finished in one batch writes one head
-//! (carrying its creation event) and the events after the creation.
+//! value (or none) for the whole batch. A task created and finished in one batch writes one head,
+//! carrying its creation event and the events after it (up to [`HEAD_LOG_BYTES`] of them; the
+//! rest go to the log): a blocking echo is one key in `tasks`, none in `task_events`.
 
-use super::record::{Record, SNAPSHOT_EVERY, folds_to, needs_snapshot};
+use super::record::{Carried, HEAD_LOG_BYTES, Record, SNAPSHOT_EVERY, folds_to, needs_snapshot};
 use super::{EmbeddedStore, Kv, KvTree, backend, log_key};
 use crate::store::index;
 use crate::store::{BatchWrite, Scope, StoreError, StoredTask};
@@ -59,8 +60,10 @@ impl<K: Kv> EmbeddedStore<K> {
         let mut before: Option<&Arc<Task>> = previous.as_ref().map(|p| &p.stored.task);
         let mut logged = 0;
         let mut last_bytes = Vec::new();
-        // The creation event of a batch that creates the task: carried by its head.
-        let mut created: Option<Arc<[u8]>> = None;
+        // The creation event of a batch that creates the task, and the events after it while
+        // they fit in `HEAD_LOG_BYTES`: carried by its head (a snapshot puts them in the log).
+        let mut carried: Vec<Box<[u8]>> = Vec::new();
+        let mut carried_bytes = 0;
         for (i, change) in changes.iter().enumerate() {
             let version = base + 1 + i as u64;
             let bytes = match (change.event, before) {
@@ -87,8 +90,13 @@ impl<K: Kv> EmbeddedStore<K> {
                 }
             };
             before = Some(change.task);
+            let fits = carried.len() as u64 + 1 == version
+                && carried_bytes + bytes.len() <= HEAD_LOG_BYTES;
             if version == 1 {
-                created = Some(bytes.into());
+                carried.push(bytes.into_boxed_slice());
+            } else if fits {
+                carried_bytes += bytes.len();
+                carried.push(bytes.into_boxed_slice());
             } else if i + 1 < changes.len() {
                 logged += bytes.len();
                 self.events
@@ -106,7 +114,8 @@ impl<K: Kv> EmbeddedStore<K> {
                 scope: scope.clone(),
             };
             let headed = folds && version < SNAPSHOT_EVERY;
-            self.write_value(stored, None, last_bytes, headed, logged, created)?;
+            let carried: Carried = carried.into();
+            self.write_value(stored, None, last_bytes, headed, logged, Some(carried))?;
             return Ok(());
         };
         let stored = StoredTask {
@@ -124,8 +133,8 @@ impl<K: Kv> EmbeddedStore<K> {
             || !index::unmoved(&previous.stored, &stored)
         {
             let headed = previous.headed && folds && version < SNAPSHOT_EVERY;
-            let created = previous.created.clone();
-            self.write_value(stored, Some(previous), last_bytes, headed, logged, created)?;
+            let carried = previous.carried.clone();
+            self.write_value(stored, Some(previous), last_bytes, headed, logged, carried)?;
             return Ok(());
         }
         let weight = previous.bytes + logged + last_bytes.len();
@@ -140,7 +149,7 @@ impl<K: Kv> EmbeddedStore<K> {
                 snapshot: previous.snapshot,
                 headed: previous.headed,
                 bytes: weight,
-                created: previous.created,
+                carried: previous.carried,
             },
         );
         Ok(())

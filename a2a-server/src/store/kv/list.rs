@@ -231,7 +231,7 @@ impl<K: Kv> EmbeddedStore<K> {
     /// The task a listing key points to, if the key is current: it is one of the keys of the
     /// task's committed record. Any other key is left over from a write in flight or cut short
     /// by a crash, and is skipped.
-    fn current(
+    pub(super) fn current(
         &self,
         key: &[u8],
         prefix_len: usize,
@@ -252,7 +252,7 @@ impl<K: Kv> EmbeddedStore<K> {
     /// Removes a listing key that pointed at no committed record, unless a write made it
     /// current meanwhile: checked again under the task's write lock, which a write holds from
     /// inserting its keys to committing its record.
-    fn remove_if_stale(&self, key: &[u8], prefix_len: usize) -> Result<(), StoreError> {
+    pub(super) fn remove_if_stale(&self, key: &[u8], prefix_len: usize) -> Result<(), StoreError> {
         let Some(id) = index::id_of(key, prefix_len) else {
             return Ok(()); // not a key this store writes; leave it
         };

@@ -91,7 +91,7 @@ impl EmbeddedStore<sled::Db> {
         Self::from_db(db)
     }
 
-    /// Uses an already opened database (its trees `tasks`, `task_index`, `task_lists`, …): see
+    /// Uses an already opened database (its trees `tasks`, `task_events`, `task_lists`, …): see
     /// [`EmbeddedStore::from_engine`].
     pub fn from_db(db: sled::Db) -> Result<Self, StoreError> {
         Self::from_engine(db)
@@ -99,14 +99,15 @@ impl EmbeddedStore<sled::Db> {
 }
 
 impl<K: Kv> EmbeddedStore<K> {
-    /// Uses an already opened engine (its trees `tasks`, `task_index`, `task_lists`, …).
+    /// Uses an already opened engine (its trees `tasks`, `task_events`, `task_lists`, …).
     ///
     /// Opening reads the indexed fields of every task record to count the tasks of each
     /// listing prefix, and writes the listing keys that a crash kept a relist from writing
     /// (see `kv/relist.rs`). A database written before the listing indexes (or the claims'
     /// time index) existed gets them built, once (marker keys in tree `store_meta` record
     /// it); the deletes a crash cut short are finished; heads written before issue 41 are
-    /// rewritten to carry their creation event (see `kv/open.rs`).
+    /// rewritten to carry their creation event, and the retention tree they kept is dropped
+    /// (see `kv/open.rs`).
     pub fn from_engine(db: K) -> Result<Self, StoreError> {
         let tasks = db.open_tree("tasks").map_err(backend)?;
         let lists = db.open_tree("task_lists").map_err(backend)?;
@@ -114,6 +115,9 @@ impl<K: Kv> EmbeddedStore<K> {
         super::finish_deletes(&db, &tasks)?;
         let events = db.open_tree("task_events").map_err(backend)?;
         carry_creations(&db, &tasks, &events)?;
+        // Retention reads the listing keys now (`kv/scan.rs`): the tree of finished tasks that
+        // stores before issue 41 kept for it goes (dropping a tree that is not there is a no-op).
+        db.drop_tree(RETIRED_RETENTION_TREE).map_err(backend)?;
         let claims = db.open_tree("message_claims").map_err(backend)?;
         super::claims::drop_claim_times(&db)?;
         let pushes = db.open_tree("push_configs").map_err(backend)?;
@@ -125,7 +129,6 @@ impl<K: Kv> EmbeddedStore<K> {
             stripes: (0..64).map(|_| Mutex::new(())).collect(),
             #[cfg(test)]
             visited: Arc::default(),
-            index: db.open_tree("task_index").map_err(backend)?,
             events,
             claims,
             claim_cursor: Arc::default(),
@@ -142,6 +145,9 @@ impl<K: Kv> EmbeddedStore<K> {
         })
     }
 }
+
+/// The tree of finished tasks by status time that retention read before issue 41.
+pub(super) const RETIRED_RETENTION_TREE: &str = "task_index";
 
 /// The `store_meta` key marking that every head carries its creation event.
 const CARRIED: &[u8] = b"heads_carry_creation";
@@ -174,7 +180,10 @@ pub(super) fn carry_creations<K: Kv>(
             && let Some(created) = events.get(&first).map_err(backend)?
         {
             tasks
-                .insert(&key, record::with_created(value.to_vec(), &created))
+                .insert(
+                    &key,
+                    record::with_carried(value.to_vec(), &[created.to_vec().into_boxed_slice()]),
+                )
                 .map_err(backend)?;
             rewritten += 1;
         }

@@ -9,9 +9,13 @@
 //! `O(n)` bytes of events plus `n / SNAPSHOT_EVERY` snapshots, instead of `n` whole tasks.
 //!
 //! A head written since issue 41 carries the creation event itself (key `created`), which the
-//! log then lacks (one key fewer per task); a snapshot written over such a head puts it back in
-//! the log as entry 1. Older heads (creation event in the log) are rewritten so when the store
-//! opens (`kv/open.rs`).
+//! log then lacks (one key fewer per task); a head written by a batch that creates its task
+//! (`kv/batch.rs`) also carries the batch's next events (key `logged`, entries 2, 3, … of the
+//! log, at most [`HEAD_LOG_BYTES`] of them), so that a task created and finished in one batch
+//! is one key. A head rewritten later carries the same events on; a snapshot written over it
+//! puts them back in the log. Older heads (creation event in the log) are rewritten to carry
+//! it when the store opens (`kv/open.rs`); heads without `logged` read their events from the
+//! log, as they always did.
 //!
 //! A task starts with a head, and keeps one while its task is exactly the fold of its log
 //! (a continuation, whose user message enters the history without an event, is not) and
@@ -23,15 +27,16 @@
 //! **Commit points.** A write holds its task's write lock (`SledStore::stripe`) from the
 //! version check to the end, so writes of one task are serialized and the check is exact.
 //! An event-only write is one insert, which commits it. A value write (snapshot or head) inserts
-//! its event, then its new index keys, then the value (which commits it), then removes the old
-//! index keys. A crash before the value leaves its event in the log after the previous value's
-//! version; a read stops folding at the first status update (or whole task) it meets there,
-//! since a committed one always has a value of its own version, so that event and its index keys
-//! are ignored (and the next write replaces the event). A snapshot written because of the
+//! its events (those a snapshot takes back from the head, and its own), then the value (which
+//! commits it); its listing keys come later (`kv/relist.rs`). A crash before the value leaves
+//! its events in the log after the previous value's version (or under a head that carries
+//! them, which never reads those entries); a read stops folding at the first status update (or
+//! whole task) it meets there, since a committed one always has a value of its own version, so
+//! that event is ignored (and the next write replaces it). A snapshot written because of the
 //! event count (the event is an artifact or a message) is committed by its event already: the
 //! fold of the event is the snapshot it was about to write.
 
-use super::{EmbeddedStore, Kv, KvTree, backend, backend_msg, decode, index_key, log_key};
+use super::{EmbeddedStore, Kv, KvTree, backend, backend_msg, decode, log_key};
 use crate::cache::Weigh;
 use crate::store::index::{self, Listed};
 use crate::store::{Scope, StoreError, StoredTask};
@@ -45,6 +50,16 @@ use std::sync::Arc;
 /// artifact stream rewrites the whole task once every `SNAPSHOT_EVERY` chunks.
 pub const SNAPSHOT_EVERY: u64 = 64;
 
+/// How many bytes of events after the creation a head may carry (the JSON of the log entries 2,
+/// 3, … a batch that creates its task keeps in the head instead of the log): the events of a
+/// short task, not a stream's. Every later rewrite of the head carries them again, so the
+/// bound is what one such rewrite may cost beyond the head itself.
+pub const HEAD_LOG_BYTES: usize = 4096;
+
+/// The events a head carries: the first entries of its task's log, from the creation (seq 1)
+/// on, in order.
+pub(super) type Carried = Arc<[Box<[u8]>]>;
+
 /// A committed task, as the cache holds it: the task at its current version, materialized.
 #[derive(Clone, Debug)]
 pub(super) struct Record {
@@ -56,10 +71,10 @@ pub(super) struct Record {
     pub(super) headed: bool,
     /// The JSON size of the snapshot and of the events after it (the cache weight).
     pub(super) bytes: usize,
-    /// The creation event `{"task": …}` its head carries (a head written since issue 41), which
-    /// is then not in the log; `None` for a snapshot, and for an older head, whose creation
-    /// event is the log's entry 1.
-    pub(super) created: Option<Arc<[u8]>>,
+    /// The events its head carries (a head written since issue 41: the creation event
+    /// `{"task": …}`, and maybe those after it), which are then not in the log; `None` for a
+    /// snapshot, and for an older head, whose creation event is the log's entry 1.
+    pub(super) carried: Option<Carried>,
 }
 
 impl Weigh for Record {
@@ -133,18 +148,39 @@ pub(super) struct HeadIn<'a> {
     /// The creation event, in a head written since issue 41.
     #[serde(borrow, default)]
     pub(super) created: Option<&'a serde_json::value::RawValue>,
+    /// The log entries after the creation that the head carries (2, 3, …).
+    #[serde(borrow, default)]
+    logged: Vec<&'a serde_json::value::RawValue>,
 }
 
-/// `head` (a head value, a JSON object) carrying the creation event `created`: one key fewer
-/// per task than the creation event in the log.
-pub(super) fn with_created(mut head: Vec<u8>, created: &[u8]) -> Vec<u8> {
+/// `head` (a head value, a JSON object) carrying the events `carried` (the creation, then the
+/// log entries after it): a key fewer per event than in the log.
+pub(super) fn with_carried(mut head: Vec<u8>, carried: &[Box<[u8]>]) -> Vec<u8> {
     debug_assert_eq!(head.last(), Some(&b'}'));
+    let Some((created, logged)) = carried.split_first() else {
+        return head;
+    };
     head.pop();
-    head.reserve(created.len() + 12);
+    head.reserve(carried.iter().map(|e| e.len() + 1).sum::<usize>() + 24);
     head.extend_from_slice(b",\"created\":");
     head.extend_from_slice(created);
+    if !logged.is_empty() {
+        head.extend_from_slice(b",\"logged\":[");
+        for (i, event) in logged.iter().enumerate() {
+            if i > 0 {
+                head.push(b',');
+            }
+            head.extend_from_slice(event);
+        }
+        head.push(b']');
+    }
     head.push(b'}');
     head
+}
+
+/// The JSON size of the events a head carries.
+fn carried_bytes(carried: Option<&Carried>) -> usize {
+    carried.map_or(0, |c| c.iter().map(|e| e.len()).sum())
 }
 
 fn encode_snapshot(t: &StoredTask, generation: u64) -> Result<Vec<u8>, StoreError> {
@@ -209,7 +245,8 @@ impl<K: Kv> EmbeddedStore<K> {
             return Err(StoreError::AlreadyExists(stored.task.id.clone()));
         }
         // The creation event is the whole task: a head carrying it is enough.
-        self.write_value(stored, None, Vec::new(), true, 0, Some(event.into()))
+        let carried: Carried = Arc::new([event.into_boxed_slice()]);
+        self.write_value(stored, None, Vec::new(), true, 0, Some(carried))
     }
 
     /// `TaskStore::update`: checks the version under the task's write lock, then stores the
@@ -249,8 +286,8 @@ impl<K: Kv> EmbeddedStore<K> {
             let headed = previous.headed
                 && stored.version < SNAPSHOT_EVERY
                 && folds_to(&previous.stored.task, event, &stored.task);
-            let created = previous.created.clone();
-            return self.write_value(stored, Some(previous), bytes, headed, 0, created);
+            let carried = previous.carried.clone();
+            return self.write_value(stored, Some(previous), bytes, headed, 0, carried);
         }
         debug_assert!(
             folds_to(&previous.stored.task, event, &stored.task),
@@ -269,21 +306,21 @@ impl<K: Kv> EmbeddedStore<K> {
                 snapshot: previous.snapshot,
                 headed: previous.headed,
                 bytes: weight,
-                created: previous.created,
+                carried: previous.carried,
             },
         );
         Ok(stored)
     }
 
     /// Writes a task's value (a head when `headed`, else a snapshot) with its event: the event
-    /// first, then retention's index key for a finished task, then the value itself (the
-    /// commit point), then the removal of the old retention key and the update of the listing
-    /// counts. The listing keys are written later, by a relist (see `kv/relist.rs`): a write
-    /// that moves them notes the task for one, and stamps the value with the generation that
-    /// tells a reopened store after a crash which records may lack their keys.
+    /// first, then the value itself (the commit point), then the update of the listing counts.
+    /// The listing keys (which retention reads too) are written later, by a relist (see
+    /// `kv/relist.rs`): a write that moves them notes the task for one, and stamps the value
+    /// with the generation that tells a reopened store after a crash which records may lack
+    /// their keys.
     /// The caller holds the task's write lock and has checked the version. A crash at any
-    /// step leaves the previous version intact: an event the fold stops at and an index key
-    /// that does not match the task are ignored by every read.
+    /// step leaves the previous version intact: an event the fold stops at is ignored by every
+    /// read.
     ///
     /// No sled transaction or batch is used: in sled 0.34 they switch every thread to a
     /// reader-writer lock that can deadlock against a concurrent `flush` (which we call before
@@ -291,9 +328,10 @@ impl<K: Kv> EmbeddedStore<K> {
     ///
     /// `logged`: the bytes of the events a batch inserted before this one (see
     /// [`Self::batch_record`]), which a head's fold reads too. `event` is empty when the value
-    /// is at version 1: its event is the creation, `created`. `created` is the creation event
-    /// a head carries (the new task's, or the previous head's): a head carries it on, a
-    /// snapshot puts it back in the log as entry 1.
+    /// is in `carried` (at version 1, the creation; in a batch that creates the task, maybe the
+    /// events after it). `carried` is the events a head carries (the new task's, or the
+    /// previous head's): a head carries them on, a snapshot puts them back in the log as its
+    /// entries 1, 2, ….
     pub(super) fn write_value(
         &self,
         stored: StoredTask,
@@ -301,7 +339,7 @@ impl<K: Kv> EmbeddedStore<K> {
         event: Vec<u8>,
         headed: bool,
         logged: usize,
-        created: Option<Arc<[u8]>>,
+        carried: Option<Carried>,
     ) -> Result<StoredTask, StoreError> {
         let id = stored.task.id.as_str();
         // An artifact or a message leaves the listing keys (and counts) as they are.
@@ -314,17 +352,16 @@ impl<K: Kv> EmbeddedStore<K> {
             .map(|p| Listed::of(&p.stored));
         let finished = stored.task.status.state.is_terminal();
         let generation = self.stamp(&stored.task.id, moved, old_listed.as_ref(), finished);
-        let (value, carried) = match created {
-            Some(created) if headed => (
-                with_created(encode_head(&stored, generation)?, &created),
-                Some(created),
+        let (value, carried) = match carried {
+            Some(carried) if headed => (
+                with_carried(encode_head(&stored, generation)?, &carried),
+                Some(carried),
             ),
-            created => {
-                if let Some(created) = created {
-                    // The log takes back the creation event a head carried: a snapshot's log is
-                    // whole.
+            carried => {
+                // The log takes back the events a head carried: a snapshot's log is whole.
+                for (seq, event) in (1..).zip(carried.iter().flat_map(|c| c.iter())) {
                     self.events
-                        .insert(log_key(id, 1), &*created)
+                        .insert(log_key(id, seq), &**event)
                         .map_err(backend)?;
                 }
                 let value = if headed {
@@ -338,25 +375,14 @@ impl<K: Kv> EmbeddedStore<K> {
         // A head's record weighs its log so far (what its fold reads); a snapshot itself.
         let bytes = if headed {
             let before = (previous.as_ref().map(|p| p.bytes))
-                .unwrap_or_else(|| carried.as_ref().map_or(0, |c| c.len()));
+                .unwrap_or_else(|| carried_bytes(carried.as_ref()));
             event.len() + logged + before
         } else {
             value.len()
         };
-        // Retention's key: only a finished task has one (retention deletes nothing else), so a
-        // task's earlier states cost no insert and no removal there.
-        let retained = |t: &StoredTask| {
-            (t.task.status.state.is_terminal()).then(|| index_key(t.sort_millis(), id))
-        };
-        let new_key = retained(&stored);
         if !event.is_empty() {
             self.events
                 .insert(log_key(id, stored.version), event)
-                .map_err(backend)?;
-        }
-        if let Some(k) = &new_key {
-            self.index
-                .insert(k.as_slice(), &[] as &[u8])
                 .map_err(backend)?;
         }
         self.tasks.insert(id.as_bytes(), value).map_err(backend)?;
@@ -376,14 +402,9 @@ impl<K: Kv> EmbeddedStore<K> {
                 snapshot: stored.version,
                 headed,
                 bytes,
-                created: carried,
+                carried,
             },
         );
-        if let Some(old_key) = previous.as_ref().and_then(|p| retained(&p.stored))
-            && Some(&old_key) != new_key.as_ref()
-        {
-            self.index.remove(old_key).map_err(backend)?;
-        }
         Ok(stored)
     }
 
@@ -415,7 +436,7 @@ impl<K: Kv> EmbeddedStore<K> {
             headed: false,
             bytes,
             stored: snapshot,
-            created: None,
+            carried: None,
         })
     }
 
@@ -442,24 +463,46 @@ impl<K: Kv> EmbeddedStore<K> {
                     })
                 })
         };
-        // The creation event: carried by the head (since issue 41), else the log's first.
-        let created: Arc<[u8]> = match head.created {
-            Some(raw) => raw.get().as_bytes().into(),
-            None => Arc::from(&*logged(1)?),
+        // The events the head carries (the creation since issue 41, maybe more), then the log.
+        let carried: Option<Carried> = head.created.map(|created| {
+            std::iter::once(created)
+                .chain(head.logged.iter().copied())
+                .map(|raw| raw.get().as_bytes().into())
+                .collect()
+        });
+        let in_head = carried.as_ref().map_or(0, |c| c.len() as u64);
+        if in_head > head.head {
+            return Err(corrupt("more events carried than the version"));
+        }
+        let from_log;
+        let created: &[u8] = match &carried {
+            Some(c) => &c[0],
+            None => {
+                from_log = logged(1)?;
+                &from_log
+            }
         };
-        let StreamResponse::Task(mut task) = serde_json::from_slice(&created).map_err(backend)?
+        let StreamResponse::Task(mut task) = serde_json::from_slice(created).map_err(backend)?
         else {
             return Err(corrupt("a first event that is not the task"));
         };
         let mut bytes = created.len();
         for seq in 2..=head.head {
-            let value = logged(seq)?;
-            let event: StreamResponse = serde_json::from_slice(&value).map_err(backend)?;
+            let event: StreamResponse = match &carried {
+                Some(c) if seq <= in_head => {
+                    let value = &c[usize::try_from(seq - 1).map_err(backend)?];
+                    bytes += value.len();
+                    serde_json::from_slice(value).map_err(backend)?
+                }
+                _ => {
+                    let value = logged(seq)?;
+                    bytes += value.len();
+                    serde_json::from_slice(&value).map_err(backend)?
+                }
+            };
             task.apply(&event).map_err(backend)?;
-            bytes += value.len();
         }
         let version = head.head;
-        let carried = head.created.is_some().then_some(created);
         self.fold_tail(Record {
             snapshot: version,
             headed: true,
@@ -469,7 +512,7 @@ impl<K: Kv> EmbeddedStore<K> {
                 version,
                 scope: head.scope,
             },
-            created: carried,
+            carried,
         })
     }
 

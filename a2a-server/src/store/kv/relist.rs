@@ -5,11 +5,12 @@
 //! instead of four inserted at creation, then four removed and four inserted at each status
 //! change: on sled, the listing keys were half the tree operations of a SendMessage.
 //!
-//! A relist runs before every listing (so a listing shows every acknowledged write), and in the
-//! background once [`RELIST_AFTER`] *finished* tasks wait. A background relist writes the keys
-//! of the finished tasks, and of the others only once they have waited [`RELIST_AGE`]: a
-//! running task's state is about to change again, and relisting it now would move its keys
-//! twice. A relist of everything also starts when [`RELIST_MAX`] tasks wait, and a write
+//! A relist runs before every listing (so a listing shows every acknowledged write), before
+//! every retention page (of the finished tasks: retention reads their listing keys,
+//! `kv/scan.rs`), and in the background once [`RELIST_AFTER`] *finished* tasks wait. A
+//! background relist writes the keys of the finished tasks, and of the others only once they
+//! have waited [`RELIST_AGE`]: a running task's state is about to change again, and relisting
+//! it now would move its keys twice. A relist of everything also starts when [`RELIST_MAX`] tasks wait, and a write
 //! that finds [`RELIST_BACKLOG`] waiting relists them itself before it returns, which bounds
 //! the set whatever the tasks do and however fast they come.
 //!

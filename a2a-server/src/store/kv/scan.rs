@@ -1,10 +1,34 @@
-//! The sled store's scans of tasks (recovery, retention), run on
-//! tokio's blocking pool: sled reads block, and a scan reads many.
+//! The embedded store's scans of tasks (recovery, retention), run on tokio's blocking pool:
+//! the engine's reads block, and a scan reads many. Retention reads the listing keys
+//! (`kv/list.rs`): a finished task has no key of its own for it.
 
-use super::{EmbeddedStore, Kv, KvTree, backend, backend_msg};
+use super::{EmbeddedStore, Kv, KvTree, backend, engine};
+use crate::store::index;
 use crate::store::{StoreError, StoredTask};
 use a2a_core::{TaskId, TaskState, Timestamp};
+use std::collections::BinaryHeap;
 use std::ops::Bound;
+
+/// One listing range of a finished state, walked from its oldest end.
+struct Oldest<T: KvTree> {
+    prefix: Vec<u8>,
+    keys: engine::Entries<T>,
+}
+
+impl<T: KvTree> Oldest<T> {
+    /// The next key, older first, if its status time is before `before`.
+    fn next(&mut self, before: i64) -> Result<Option<T::Bytes>, StoreError> {
+        Ok(match self.keys.next_back().transpose().map_err(backend)? {
+            Some((key, _))
+                if key.starts_with(&self.prefix)
+                    && !index::at_or_after(&key, self.prefix.len(), Some(before)) =>
+            {
+                Some(key)
+            }
+            _ => None,
+        })
+    }
+}
 
 impl<K: Kv> EmbeddedStore<K> {
     /// Runs `scan` on tokio's blocking pool.
@@ -18,51 +42,56 @@ impl<K: Kv> EmbeddedStore<K> {
             .map_err(backend)?
     }
 
+    /// `TaskStore::terminal_before` (on a blocking thread): relists the finished tasks first,
+    /// so that each has its listing keys, then merges oldest first the listing ranges of the
+    /// finished states (one per scope and state, walked from their oldest end) up to `before`.
+    /// A page costs a seek per such range and the records of the page; keys a crash left
+    /// stale are skipped, and removed.
     pub(super) fn terminal_before_blocking(
         &self,
         before: Timestamp,
         limit: usize,
     ) -> Result<Vec<TaskId>, StoreError> {
+        self.relist(false)?;
+        let before = before.unix_millis();
+        let prefixes = self.counts.lock().expect("counts lock").finished_prefixes();
+        let mut lanes: Vec<Oldest<K::Tree>> = (prefixes.into_iter())
+            .map(|prefix| Oldest {
+                keys: self.lists.range(prefix.clone()..index::end_key(&prefix)),
+                prefix,
+            })
+            .collect();
+        // The next key of each lane by its order part (inverted millis, then id): the largest
+        // is the oldest.
+        let mut next = BinaryHeap::with_capacity(lanes.len());
+        let mut keys = Vec::with_capacity(lanes.len());
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            let key = lane.next(before)?;
+            if let Some(key) = &key {
+                next.push((key[lane.prefix.len()..].to_vec(), i));
+            }
+            keys.push(key);
+        }
         let mut out = Vec::new();
         let mut stale = Vec::new();
-        for entry in self.index.iter().rev() {
-            let (key, _) = entry.map_err(backend)?;
-            let inverted: [u8; 8] = key[..8].try_into().map_err(backend_msg)?;
-            let millis = i64::MAX - i64::from_be_bytes(inverted);
-            if millis >= before.unix_millis() || out.len() == limit {
-                break;
-            }
-            match self.retained(&key)? {
+        while out.len() < limit
+            && let Some((_, i)) = next.pop()
+        {
+            let (lane, slot) = (&mut lanes[i], &mut keys[i]);
+            let Some(key) = slot.take() else { continue };
+            match self.current(&key, lane.prefix.len())? {
                 Some(t) => out.push(t.task.id.clone()),
-                None => stale.push(key),
+                None => stale.push((key, lane.prefix.len())),
+            }
+            *slot = lane.next(before)?;
+            if let Some(key) = slot {
+                next.push((key[lane.prefix.len()..].to_vec(), i));
             }
         }
-        for key in stale {
-            self.remove_if_not_retained(&key)?;
+        for (key, prefix_len) in stale {
+            self.remove_if_stale(&key, prefix_len)?;
         }
         Ok(out)
-    }
-
-    /// The finished task a retention key points to, if the key is current.
-    fn retained(&self, key: &[u8]) -> Result<Option<StoredTask>, StoreError> {
-        Ok(self
-            .indexed(key)?
-            .filter(|t| t.task.status.state.is_terminal()))
-    }
-
-    /// Removes a retention key that points at no finished task (left by a crash, or by a
-    /// store written before only finished tasks had one), unless a write made it current
-    /// meanwhile: checked again under the task's write lock, which a write holds from
-    /// inserting its keys to committing its record.
-    fn remove_if_not_retained(&self, key: &[u8]) -> Result<(), StoreError> {
-        let Some(id) = key.get(8..).and_then(|id| std::str::from_utf8(id).ok()) else {
-            return Ok(()); // not a key this store writes; leave it
-        };
-        let _stripe = self.stripe(id);
-        if self.retained(key)?.is_none() {
-            self.index.remove(key).map_err(backend)?;
-        }
-        Ok(())
     }
 
     /// `TaskStore::tasks_in_states` (on a blocking thread): walks the task records in id

@@ -147,3 +147,126 @@ async fn store_writes_a_batch_as_single_writes_would() {
     assert!(is_head(&store, "batch"), "a head, carrying the creation");
     assert!(store.events.get(log_key("batch", 1)).unwrap().is_none());
 }
+
+/// What the release before the second part of issue 41 wrote for a task: its head without the
+/// batch's later events (those were log entries 2, 3, …), and a key in tree `task_index` if
+/// it is finished (`(i64::MAX - status millis) ++ id`, which retention walked).
+fn as_written_before_heads_carried_batches(store: &Store, id: &str) {
+    let head = store.tasks.get(id).unwrap().unwrap();
+    let mut value: serde_json::Value = serde_json::from_slice(&head).unwrap();
+    let object = value.as_object_mut().unwrap();
+    if let Some(serde_json::Value::Array(logged)) = object.remove("logged") {
+        for (seq, event) in (2..).zip(logged) {
+            store
+                .events
+                .insert(log_key(id, seq), serde_json::to_vec(&event).unwrap())
+                .unwrap();
+        }
+    }
+    // A head starts `{"head":` (serde_json sorts the other keys, `created` among them, after).
+    let created = object.remove("created").unwrap();
+    let head = serde_json::to_vec(&value).unwrap();
+    let created = serde_json::to_vec(&created).unwrap().into_boxed_slice();
+    store
+        .tasks
+        .insert(id, record::with_carried(head, &[created]))
+        .unwrap();
+    let stored = store.load(&TaskId::from(id)).unwrap().unwrap().stored;
+    if stored.task.status.state.is_terminal() {
+        let mut key = (i64::MAX - stored.sort_millis().max(0))
+            .to_be_bytes()
+            .to_vec();
+        key.extend_from_slice(id.as_bytes());
+        let index = store.db.open_tree(open::RETIRED_RETENTION_TREE).unwrap();
+        index.insert(key, &[] as &[u8]).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_store_written_before_heads_carried_batches_reads_the_same_and_loses_its_retention_tree()
+{
+    use crate::store::BatchWrite;
+    use crate::store::tests::applied;
+    let dir = tempfile::tempdir().unwrap();
+    let scope = Scope::default();
+    let echo = |id: &str, state: TaskState| {
+        let t = Arc::new(task_at(id, "c", TaskState::Submitted, 10));
+        let mut next = Task::clone(&t);
+        next.status = task_at(id, "c", state, 20).status;
+        let event = status_event(&next);
+        let next = Arc::new(applied(&t, &event));
+        (t, event, next)
+    };
+    let (done, open, logs) = {
+        let store = Store::open(dir.path()).unwrap();
+        // A blocking echo, finished in its batch; and a task its batch left working.
+        for (id, state) in [("done", TaskState::Completed), ("open", TaskState::Working)] {
+            let (t, event, next) = echo(id, state);
+            let changes = [
+                BatchWrite {
+                    task: &t,
+                    event: None,
+                },
+                BatchWrite {
+                    task: &next,
+                    event: Some(&event),
+                },
+            ];
+            store.write_batch(&scope, 0, &changes).await.unwrap();
+        }
+        let logs = (log(&store, "done").await, log(&store, "open").await);
+        for id in ["done", "open"] {
+            as_written_before_heads_carried_batches(&store, id);
+        }
+        forget_cached(&store);
+        assert_eq!(
+            (log(&store, "done").await, log(&store, "open").await),
+            logs,
+            "the old format reads the same"
+        );
+        for id in ["done", "open"] {
+            assert!(
+                store.events.get(log_key(id, 2)).unwrap().is_some(),
+                "{id}'s status in the log, as the old release wrote it"
+            );
+        }
+        store.sync().await.unwrap();
+        let (done, open) = (TaskId::from("done"), TaskId::from("open"));
+        (
+            store.get(&done).await.unwrap().unwrap(),
+            store.get(&open).await.unwrap().unwrap(),
+            logs,
+        )
+    };
+    let store = Store::open(dir.path()).unwrap();
+    let retired = store.db.open_tree(open::RETIRED_RETENTION_TREE).unwrap();
+    assert!(retired.is_empty(), "the retention tree is gone");
+    assert_eq!(
+        store.get(&done.task.id).await.unwrap().as_ref(),
+        Some(&done)
+    );
+    assert_eq!(
+        store.get(&open.task.id).await.unwrap().as_ref(),
+        Some(&open)
+    );
+    assert_eq!((log(&store, "done").await, log(&store, "open").await), logs);
+    assert_eq!(
+        store.events(&open.task.id, 1, 10).await.unwrap(),
+        logs.1[1..],
+        "resumed after the creation"
+    );
+    let later = Timestamp::from_unix_millis(1_000).unwrap();
+    assert_eq!(
+        store.terminal_before(later, 10).await.unwrap(),
+        std::slice::from_ref(&done.task.id),
+        "retention finds the old store's finished task from its listing keys"
+    );
+    // The old task goes on: its head rewritten, its status still the log's entry 2.
+    let mut finished = Task::clone(&open.task);
+    finished.status = task_at("open", "c", TaskState::Completed, 40).status;
+    let finished = write(&store, &open, status_event(&finished)).await;
+    forget_cached(&store);
+    assert_eq!(store.get(&open.task.id).await.unwrap(), Some(finished));
+    assert_eq!(log(&store, "open").await[..2], logs.1[..]);
+    assert_eq!(store.terminal_before(later, 10).await.unwrap().len(), 2);
+}

@@ -21,6 +21,8 @@ impl<T: KvTree> Counted for T {
     }
 }
 
+#[path = "carried.rs"]
+mod carried;
 #[path = "listing.rs"]
 mod listing;
 #[path = "migrate.rs"]
@@ -448,63 +450,96 @@ async fn store_keeps_a_head_while_the_task_is_its_log_folded_and_a_snapshot_afte
 }
 
 #[tokio::test]
-async fn only_finished_tasks_have_a_retention_key_and_an_old_stores_other_keys_go() {
+async fn retention_walks_the_finished_listing_ranges_oldest_first_and_drops_stale_keys() {
+    use crate::store::index::{self, Listed};
     use crate::store::tests::{status_event, task_at, write};
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let t = task_at("r", "c", TaskState::Submitted, 10);
+    // Finished tasks in two scopes and two finished states, and one still running.
+    let scopes = [
+        Scope::default(),
+        Scope {
+            tenant: Some("t".into()),
+            owner: Some("o".into()),
+        },
+    ];
+    let finished = [
+        ("d40", 0, TaskState::Completed, 40),
+        ("d10", 1, TaskState::Failed, 10),
+        ("d30", 0, TaskState::Canceled, 30),
+        ("d20", 1, TaskState::Completed, 20),
+        ("d5000", 0, TaskState::Completed, 5_000),
+    ];
+    for (id, scope, state, millis) in finished {
+        store
+            .create(
+                Arc::new(task_at(id, "c", state, millis)),
+                scopes[scope].clone(),
+            )
+            .await
+            .unwrap();
+    }
+    let t = task_at("r", "c", TaskState::Submitted, 5);
     let created = store
         .create(Arc::new(t.clone()), Scope::default())
         .await
         .unwrap();
-    let working = write(
+    let running = write(
         &store,
         &created,
-        status_event(&task_at("r", "c", TaskState::Working, 20)),
+        status_event(&task_at("r", "c", TaskState::Working, 6)),
     )
     .await;
-    assert_eq!(
-        store.index.len(),
-        0,
-        "an unfinished task has no retention key"
-    );
-    let done = write(
-        &store,
-        &working,
-        status_event(&task_at("r", "c", TaskState::Completed, 30)),
-    )
-    .await;
-    assert_eq!(store.index.len(), 1);
-    // What a store written before 2026-11-26 holds: a key for a running task, and the old key
-    // of a task that has finished since.
-    let running = store
-        .create(
-            Arc::new(task_at("old", "c", TaskState::Working, 15)),
-            Scope::default(),
-        )
-        .await
-        .unwrap();
-    store
-        .index
-        .insert(index_key(15, "old"), &[] as &[u8])
-        .unwrap();
-    store
-        .index
-        .insert(index_key(20, "r"), &[] as &[u8])
-        .unwrap();
     let before = Timestamp::from_unix_millis(1_000).unwrap();
-    assert_eq!(
-        store.terminal_before(before, 10).await.unwrap(),
-        std::slice::from_ref(&done.task.id)
+    let ids = |v: Vec<TaskId>| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+    assert!(
+        store.lists.is_empty(),
+        "no listing key yet: retention relists the finished tasks itself"
     );
     assert_eq!(
-        store.index.len(),
-        1,
-        "retention removed the keys that name no finished task"
+        ids(store.terminal_before(before, 10).await.unwrap()),
+        ["d10", "d20", "d30", "d40"],
+        "oldest first across scopes and states, before the time only"
     );
-    assert_eq!(store.get(&running.task.id).await.unwrap(), Some(running));
-    assert!(store.delete(&done.task.id).await.unwrap());
-    assert_eq!(store.index.len(), 0);
+    assert_eq!(
+        ids(store.terminal_before(before, 3).await.unwrap()),
+        ["d10", "d20", "d30"],
+        "a page"
+    );
+    // A key a crash left stale: the running task listed as completed.
+    let stale = Listed {
+        state: TaskState::Completed.as_str().into(),
+        millis: 6,
+        ..Listed::of(&running)
+    };
+    for key in index::keys(&stale) {
+        store.lists.insert(key, &[] as &[u8]).unwrap();
+    }
+    let lists = store.lists.len();
+    assert_eq!(
+        ids(store.terminal_before(before, 10).await.unwrap()),
+        ["d10", "d20", "d30", "d40"]
+    );
+    assert_eq!(
+        store.lists.len(),
+        lists - 1,
+        "retention removed the stale key it met"
+    );
+    assert_eq!(store.get(&t.id).await.unwrap(), Some(running));
+    for id in ["d10", "d20"] {
+        assert!(store.delete(&TaskId::from(id)).await.unwrap());
+    }
+    assert_eq!(
+        ids(store.terminal_before(before, 10).await.unwrap()),
+        ["d30", "d40"]
+    );
+    // Reopened: the ranges are found again from the counts.
+    drop(store);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(
+        ids(store.terminal_before(before, 10).await.unwrap()),
+        ["d30", "d40"]
+    );
 }
 
 #[tokio::test]
@@ -519,7 +554,7 @@ async fn a_completion_cut_short_before_its_head_leaves_the_running_task_and_no_r
             .await
             .unwrap();
         assert!(is_head(&store, "cut"));
-        // What a crash after a completion's event and retention key, before its head, leaves.
+        // What a crash after a completion's event, before its head, leaves.
         let done = task_at("cut", "c", TaskState::Completed, 20);
         store
             .events
@@ -527,10 +562,6 @@ async fn a_completion_cut_short_before_its_head_leaves_the_running_task_and_no_r
                 log_key("cut", 2),
                 serde_json::to_vec(&status_event(&done)).unwrap(),
             )
-            .unwrap();
-        store
-            .index
-            .insert(index_key(20, "cut"), &[] as &[u8])
             .unwrap();
         store.sync().await.unwrap();
         running
@@ -544,7 +575,6 @@ async fn a_completion_cut_short_before_its_head_leaves_the_running_task_and_no_r
     assert_eq!(store.events(&t.id, 0, 10).await.unwrap().len(), 1);
     let later = Timestamp::from_unix_millis(1_000).unwrap();
     assert!(store.terminal_before(later, 10).await.unwrap().is_empty());
-    assert_eq!(store.index.len(), 0, "the orphan retention key is gone");
     // The completion written again takes the orphan's place.
     let done = task_at("cut", "c", TaskState::Completed, 30);
     let finished = crate::store::tests::write(&store, &running, status_event(&done)).await;
