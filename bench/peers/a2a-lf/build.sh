@@ -14,5 +14,10 @@ unset CARGO_TARGET_DIR
 # Built as our server is (the workspace's release profile: fat LTO, one codegen unit), so that
 # a ratio compares the code, not the build settings.
 export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
+if [ "${PEER_CHECK_ONLY:-0}" = 1 ]; then
+  # Only whether it compiles (CI: bench/peers/check.sh), without the release build.
+  cargo check --quiet >&2
+  exit 0
+fi
 cargo build --release --quiet >&2
 echo "$dir/target/release/a2a-lf-echo"

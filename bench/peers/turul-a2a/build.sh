@@ -37,5 +37,10 @@ export PROTOC
 cp "$here/Cargo.toml.in" "$dir/Cargo.toml"
 cp "$here/main.rs" "$dir/src/main.rs"
 cd "$dir"
+if [ "${PEER_CHECK_ONLY:-0}" = 1 ]; then
+  # Only whether it compiles (CI: bench/peers/check.sh), without the release build.
+  cargo check --quiet >&2
+  exit 0
+fi
 cargo build --release --quiet >&2
 echo "$dir/target/release/turul-echo"
