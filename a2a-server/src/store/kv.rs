@@ -52,12 +52,14 @@ use crate::cache::Fifo;
 use a2a_core::{StreamResponse, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(test)]
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod batch;
 mod claims;
+mod commit;
 mod engine;
 #[cfg(feature = "fjall")]
 mod fjall_db;
@@ -98,7 +100,8 @@ pub struct EmbeddedStore<K: Kv> {
     /// held across each write to `pushes` that adds or removes a registration, and across
     /// the first count).
     push_counts: Arc<Mutex<HashMap<TaskId, usize>>>,
-    commit: Arc<GroupCommit>,
+    /// Group commit: the writes counted and flushed (see `kv/commit.rs`).
+    commit: Arc<commit::GroupCommit>,
     /// How many tasks each listing prefix has: a `ListTasks` reads its `totalSize` here instead
     /// of decoding tasks. Counted from the `tasks` tree when the store opens, then kept up to
     /// date by every write.
@@ -129,19 +132,6 @@ pub type SledStore = EmbeddedStore<sled::Db>;
 /// How many bytes of tasks the recent-task cache holds, counted as the JSON size of each
 /// task's snapshot and of the log events after it.
 pub const RECENT_CACHE_BYTES: usize = 16 * 1024 * 1024;
-
-/// Group commit: one flush at a time, shared by every caller whose writes it covers.
-///
-/// sled's `flush_async` runs on sled's own small thread pool, and the write it waits for may be
-/// queued on that same pool: enough concurrent `flush_async` calls starve it and deadlock. So
-/// flushes run one at a time on tokio's blocking pool, and a caller whose writes an earlier
-/// flush already covered does not flush again.
-#[derive(Debug, Default)]
-struct GroupCommit {
-    lock: tokio::sync::Mutex<()>,
-    written: AtomicU64,
-    flushed: AtomicU64,
-}
 
 /// The default page-cache size: bounds the store's memory whatever the number of tasks.
 pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
@@ -254,7 +244,7 @@ impl<K: Kv> EmbeddedStore<K> {
 
     /// Notes a completed write, for [`TaskStore::sync`].
     fn wrote(&self) {
-        self.commit.written.fetch_add(1, Ordering::SeqCst);
+        self.commit.wrote();
     }
 
     /// Waits out a write of task `id` in progress, if any. A write holds the task's stripe
@@ -456,23 +446,7 @@ impl<K: Kv> TaskStore for EmbeddedStore<K> {
     }
 
     async fn sync(&self) -> Result<(), StoreError> {
-        let c = &self.commit;
-        let wanted = c.written.load(Ordering::SeqCst);
-        if c.flushed.load(Ordering::SeqCst) >= wanted {
-            return Ok(());
-        }
-        let _turn = c.lock.lock().await;
-        if c.flushed.load(Ordering::SeqCst) >= wanted {
-            return Ok(()); // the flush we waited for covered our writes
-        }
-        let target = c.written.load(Ordering::SeqCst);
-        let db = self.db.clone();
-        tokio::task::spawn_blocking(move || db.flush())
-            .await
-            .map_err(backend)?
-            .map_err(backend)?;
-        c.flushed.fetch_max(target, Ordering::SeqCst);
-        Ok(())
+        self.commit.sync(&self.db).await
     }
 }
 

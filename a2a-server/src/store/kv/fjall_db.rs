@@ -32,6 +32,8 @@ pub struct FjallDb {
     keyspace: fjall::Keyspace,
     /// The keyspace's directory (its journals are in `journals/`).
     path: Arc<Path>,
+    /// The journal the last flush found active, open (see [`Kv::flush`] for `FjallDb`).
+    journal: Arc<Mutex<Option<Journal>>>,
     /// The directory's lock file, held (locked) while any clone is alive.
     _lock: Arc<DirLock>,
 }
@@ -50,15 +52,58 @@ impl FjallDb {
 
     /// The journal fjall writes now: the highest-numbered file of `journals/` (fjall 2.x names
     /// them 0, 1, 2, … and makes the previous one durable before it starts the next).
-    pub(in crate::store::kv) fn active_journal(&self) -> std::io::Result<Option<std::fs::File>> {
+    pub(in crate::store::kv) fn active_journal(&self) -> std::io::Result<Option<Journal>> {
         let dir = self.path.join("journals");
         let newest = std::fs::read_dir(&dir)?
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u64>().ok())
             .max();
         newest
-            .map(|id| std::fs::File::open(dir.join(id.to_string())))
+            .map(|id| {
+                let file = std::fs::File::open(dir.join(id.to_string()))?;
+                Ok(Journal { id, file })
+            })
             .transpose()
     }
+
+    /// `fdatasync`s the journal that was active when this is called (or a newer one), keeping
+    /// it open for the next flush: fjall creates journal `id + 1` when it leaves `id`, so while
+    /// no such file exists the kept one is still the active one, and one `statx` replaces the
+    /// directory scan and the `open` and `close`. `false` when no journal is found.
+    fn sync_active_journal(&self) -> std::io::Result<bool> {
+        let mut kept = self
+            .journal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let current = match &*kept {
+            Some(j) => !(self.path.join("journals"))
+                .join((j.id + 1).to_string())
+                .try_exists()?,
+            None => false,
+        };
+        if !current {
+            *kept = self.active_journal()?;
+        }
+        match &*kept {
+            Some(j) => j.file.sync_data().map(|()| true),
+            None => Ok(false),
+        }
+    }
+}
+
+#[cfg(test)]
+impl FjallDb {
+    /// The number of the journal the last flush kept open.
+    pub(in crate::store::kv) fn kept_journal(&self) -> Option<u64> {
+        self.journal.lock().unwrap().as_ref().map(|j| j.id)
+    }
+}
+
+/// A journal file of the keyspace, open.
+#[derive(Debug)]
+pub(in crate::store::kv) struct Journal {
+    /// Its number (its file name).
+    pub(in crate::store::kv) id: u64,
+    file: std::fs::File,
 }
 
 /// A partition of a [`FjallDb`], with the lock that serializes its writes.
@@ -154,6 +199,7 @@ impl EmbeddedStore<FjallDb> {
         Self::from_engine(FjallDb {
             keyspace,
             path: dir.join(FJALL_KEYSPACE).into(),
+            journal: Arc::default(),
             _lock: Arc::new(lock),
         })
     }
@@ -197,12 +243,14 @@ impl Kv for FjallDb {
     /// `fdatasync` (bench/HISTORY.md, "sled against fjall"). The same guarantee: the data
     /// written out is the journal file's, and `fdatasync` on any descriptor of it makes it
     /// durable; if fjall started a new journal meanwhile, it made the old one durable first.
+    /// The journal's descriptor is kept from one flush to the next (`sync_active_journal`).
     /// When no journal is found (another layout), fjall's own `SyncData`.
     fn flush(&self) -> Result<(), fjall::Error> {
         self.keyspace.persist(fjall::PersistMode::Buffer)?;
-        match self.active_journal() {
-            Ok(Some(journal)) => Ok(journal.sync_data()?),
-            _ => self.keyspace.persist(fjall::PersistMode::SyncData),
+        match self.sync_active_journal() {
+            Ok(true) => Ok(()),
+            Ok(false) => self.keyspace.persist(fjall::PersistMode::SyncData),
+            Err(e) => Err(e.into()),
         }
     }
 }

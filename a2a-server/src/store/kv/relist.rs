@@ -15,10 +15,12 @@
 //! the set whatever the tasks do and however fast they come.
 //!
 //! **After a crash.** Each value (snapshot or head) a write stores is stamped with the current
-//! *generation*. A relist moves to the next generation; once the keys it wrote are flushed, it
-//! records in tree `store_meta` the highest generation below which no task is left waiting (a
-//! task waits from the first write it was noted for, so its values are stamped at or above
-//! that write's generation). So a value stamped above that record may lack its keys: opening
+//! *generation*. A relist moves to the next generation; after the keys it wrote, it records in
+//! tree `store_meta` the highest generation below which no task is left waiting (a task waits
+//! from the first write it was noted for, so its values are stamped at or above that write's
+//! generation). A crash keeps a prefix of the engine's writes (`kv/engine.rs`), so a record
+//! that survives has its keys with it, and neither needs a flush of its own: the next group
+//! commit makes both durable. So a value stamped above that record may lack its keys: opening
 //! the store, which reads every record anyway (`list::open_indexes`), writes the keys of those.
 //! A key left over from an earlier state is stale, and a listing that meets one removes it.
 
@@ -200,9 +202,9 @@ impl<K: Kv> EmbeddedStore<K> {
 
     /// Writes the listing keys of the waiting tasks (`all`, or those [`Waiting::take`] picks):
     /// for each, its current record's keys, read under its write lock so that no write is in
-    /// flight, and removes the keys it had; then flushes and records the generation below
-    /// which nothing waits. One relist at a time. On an error the tasks not yet done wait
-    /// again.
+    /// flight, and removes the keys it had; then records the generation below which nothing
+    /// waits (no flush: see the module's docs). One relist at a time. On an error the tasks
+    /// not yet done wait again.
     pub(super) fn relist(&self, all: bool) -> Result<(), StoreError> {
         let _one = self.relisting.lock().expect("relist lock");
         let tasks = {
@@ -224,8 +226,7 @@ impl<K: Kv> EmbeddedStore<K> {
                 return Err(e);
             }
         }
-        // The keys are durable before the record that says so.
-        self.db.flush().map_err(backend)?;
+        // Written after the keys: a crash that keeps the record keeps them.
         let listed = self.waiting.lock().expect("relist lock").listed_below();
         let meta = self.db.open_tree(super::META).map_err(backend)?;
         meta.insert(LISTED_UP_TO, listed.to_be_bytes())
