@@ -460,7 +460,10 @@ impl Engine {
             let status = TaskStatus::new(TaskState::Canceled).with_message(Message::agent_text(
                 "The task was canceled at the client's request.",
             ));
-            if let Err(e) = cell.apply(self, Change::Status(status), false).await {
+            if let Err(e) = cell
+                .apply(self, Box::new(Change::Status(status)), false)
+                .await
+            {
                 // It ended meanwhile; the current task is the answer.
                 tracing::debug!(task = %cell.id, error = %e, "cancel raced with the task's end");
             }
@@ -534,7 +537,9 @@ impl Engine {
                 }
             });
             let status = TaskStatus::new(TaskState::Failed).with_message(Message::agent_text(why));
-            if let Err(e) = cell.apply(self, Change::Status(status), false).await {
+            // Boxed: rare, and inline its future would be part of every execution's.
+            let failed = Box::pin(cell.apply(self, Box::new(Change::Status(status)), false));
+            if let Err(e) = failed.await {
                 // After a reload, a task that ended elsewhere (a cancel) cannot fail: nothing
                 // went wrong.
                 let ended = cell.current_state().is_some_and(|s| s.is_terminal());

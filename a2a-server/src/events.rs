@@ -2,6 +2,7 @@
 
 use crate::engine::{Change, Engine, TaskCell};
 use a2a_core::{Artifact, ContextId, Error, Message, TaskId, TaskState, TaskStatus};
+use std::future::Future;
 use std::sync::Arc;
 
 /// The handle an agent reports through. Every method stores the change before any client sees
@@ -42,8 +43,11 @@ impl TaskEvents {
         Self { rt, cell }
     }
 
-    async fn apply(&self, change: Change) -> Result<(), Error> {
-        self.cell.record(&self.rt, change).await
+    /// Records `change`. Not an `async fn`: the change is boxed before the record's future is
+    /// made, so that the futures between the agent's and the write (each of which would keep
+    /// its own copy of a change passed by value) hold a pointer.
+    fn apply(&self, change: Change) -> impl Future<Output = Result<(), Error>> + Send + '_ {
+        self.cell.record(&self.rt, Box::new(change))
     }
 
     /// The task's id.
@@ -97,10 +101,15 @@ impl TaskEvents {
         self.set(TaskState::Rejected, agent_message(reason)).await
     }
 
-    async fn set(&self, state: TaskState, message: Option<Message>) -> Result<(), Error> {
+    /// A status change to `state` (not an `async fn`, as [`TaskEvents::apply`]).
+    fn set(
+        &self,
+        state: TaskState,
+        message: Option<Message>,
+    ) -> impl Future<Output = Result<(), Error>> + Send + '_ {
         let mut status = TaskStatus::new(state);
         status.message = message.map(Box::new);
-        self.status(status).await
+        self.apply(Change::Status(status))
     }
 
     /// A whole artifact (replaces an earlier one with the same id).

@@ -86,9 +86,13 @@ pub async fn record(cx: &RequestContext) -> (TaskEvents, Recording) {
                 .await
                 .expect("a memory store takes a new task");
             let cell = engine.cell_for(stored);
-            cell.apply(&engine, Change::Continue(cx.message.clone(), None), false)
-                .await
-                .expect("the stored task waits for input");
+            cell.apply(
+                &engine,
+                Box::new(Change::Continue(cx.message.clone(), None)),
+                false,
+            )
+            .await
+            .expect("the stored task waits for input");
             cell
         }
     };

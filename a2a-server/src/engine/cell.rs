@@ -208,10 +208,14 @@ impl TaskCell {
 
     /// Stores `change` and returns once it is durable and broadcast. With `subscribe`, also
     /// returns the stored task and a receiver of every later event.
+    ///
+    /// The change comes boxed, here and on to [`TaskCell::write`]: a future keeps each argument
+    /// for its whole life, so a change passed by value would take its place again in every
+    /// level's future (the agent's included).
     pub(crate) async fn apply(
         &self,
         rt: &Engine,
-        change: Change,
+        change: Box<Change>,
         subscribe: bool,
     ) -> Result<Applied, Error> {
         let mut st = self.state.lock().await;
@@ -242,7 +246,7 @@ impl TaskCell {
     /// before this returns. Changes that someone watches as they come, or that fill the queue,
     /// are written and published in the background. An execution's wrap-up publishes what is
     /// left ([`TaskCell::flush`]) before it announces its end.
-    pub(crate) async fn record(&self, rt: &Arc<Engine>, change: Change) -> Result<(), Error> {
+    pub(crate) async fn record(&self, rt: &Arc<Engine>, change: Box<Change>) -> Result<(), Error> {
         if !rt.writes_behind() {
             return self.apply(rt, change, false).await.map(drop);
         }
@@ -323,7 +327,7 @@ impl TaskCell {
         &self,
         rt: &Engine,
         st: &mut CellState,
-        change: Change,
+        change: Box<Change>,
     ) -> Result<Option<(Unpublished, bool)>, Error> {
         if let Some(first) = self.outbox.lost() {
             return Err(outbox::lost(&first).into());
@@ -333,77 +337,62 @@ impl TaskCell {
             .and(st.stored.as_ref())
             .map(|s| s.task.status.state.clone());
         let required = change.required_generation();
+        // The change stays in its box until it is taken apart: the match holds only the box.
         let (stored, event) = match (&st.stored, change) {
-            (None, Change::Reply(m)) => {
-                if st.reply.is_some() {
-                    return Err(Self::illegal("the agent already replied with a message"));
-                }
-                let m = self.own_message(m, false);
-                if let (Some(key), Some(claims)) = (&st.claim, &rt.claims) {
-                    // A retried send must get the same answer: record it before anyone sees it
-                    // (the flush makes it durable when the claims are the task store's).
-                    let claim = MessageClaim {
-                        task_id: self.id.clone(),
-                        reply: Some(m.clone()),
-                        received_ms: Timestamp::now().unix_millis(),
-                    };
-                    match rt.store.joint() {
-                        // The send's first write (`joint`): its claim, with the reply, unless
-                        // another send of the message was written first.
-                        Some(joint) if self.outbox.first_claim_key() == Some(key.as_str()) => {
-                            let taken = joint.claim_reply(key, &claim).await;
-                            rt.claim_written(key, &self.id);
-                            if let Some(first) = taken? {
-                                return Err(self.outbox.set_lost(first).into());
+            (None, change) => match *change {
+                Change::Reply(m) => {
+                    if st.reply.is_some() {
+                        return Err(Self::illegal("the agent already replied with a message"));
+                    }
+                    let m = self.own_message(m, false);
+                    if let (Some(key), Some(claims)) = (&st.claim, &rt.claims) {
+                        // A retried send must get the same answer: record it before anyone sees it
+                        // (the flush makes it durable when the claims are the task store's).
+                        let claim = MessageClaim {
+                            task_id: self.id.clone(),
+                            reply: Some(m.clone()),
+                            received_ms: Timestamp::now().unix_millis(),
+                        };
+                        match rt.store.joint() {
+                            // The send's first write (`joint`): its claim, with the reply, unless
+                            // another send of the message was written first.
+                            Some(joint) if self.outbox.first_claim_key() == Some(key.as_str()) => {
+                                let taken = joint.claim_reply(key, &claim).await;
+                                rt.claim_written(key, &self.id);
+                                if let Some(first) = taken? {
+                                    return Err(self.outbox.set_lost(first).into());
+                                }
+                            }
+                            _ => {
+                                claims.update_claim(key, claim).await?;
+                                rt.store.sync().await?;
                             }
                         }
-                        _ => {
-                            claims.update_claim(key, claim).await?;
-                            rt.store.sync().await?;
+                    }
+                    st.reply = Some(m.clone());
+                    let _out = self.outbox.lock();
+                    let _ = self.outbox.tx.send(Update::Event(Arc::new(SeqEvent {
+                        seq: 0,
+                        event: Published::Event(StreamResponse::Message(m)),
+                    })));
+                    return Ok(None);
+                }
+                change => {
+                    let task = Arc::new(self.new_task(st, change)?);
+                    let stored = if behind {
+                        // Write-behind: written at its first reveal (see `cell/outbox.rs`).
+                        StoredTask {
+                            task,
+                            version: 1,
+                            scope: self.scope.clone(),
                         }
-                    }
+                    } else {
+                        rt.store.create(task, self.scope.clone()).await?
+                    };
+                    let event = Published::Created(stored.task.clone());
+                    (stored, event)
                 }
-                st.reply = Some(m.clone());
-                let _out = self.outbox.lock();
-                let _ = self.outbox.tx.send(Update::Event(Arc::new(SeqEvent {
-                    seq: 0,
-                    event: Published::Event(StreamResponse::Message(m)),
-                })));
-                return Ok(None);
-            }
-            (None, change) => {
-                if st.reply.is_some() {
-                    return Err(Self::illegal(
-                        "the agent replied with a message: it cannot also create a task",
-                    ));
-                }
-                let mut task = Task::new(
-                    self.id.clone(),
-                    self.context_id.clone(),
-                    TaskStatus::new(TaskState::Submitted),
-                );
-                // Exactly as long as it is (a pushed vector would keep room for four).
-                if let Some(m) = st.initial.take() {
-                    task.history = vec![m];
-                }
-                if !matches!(&change, Change::Status(s) if s.state == TaskState::Submitted) {
-                    let (received, event) = self.check(&task, change)?;
-                    task = Self::fold(task, received, &event)?;
-                }
-                let task = Arc::new(task);
-                let stored = if behind {
-                    // Write-behind: written at its first reveal (see `cell/outbox.rs`).
-                    StoredTask {
-                        task,
-                        version: 1,
-                        scope: self.scope.clone(),
-                    }
-                } else {
-                    rt.store.create(task, self.scope.clone()).await?
-                };
-                let event = Published::Created(stored.task.clone());
-                (stored, event)
-            }
+            },
             (Some(_), mut change) => loop {
                 let current = st.stored.as_ref().expect("matched above");
                 // `ifGenerationMatch`: checked against the version this write replaces, which
@@ -414,7 +403,7 @@ impl TaskCell {
                 {
                     return Err(generation_mismatch(&self.id, required, current.version));
                 }
-                let (received, event) = self.check(&current.task, change)?;
+                let (received, event) = self.check(&current.task, *change)?;
                 let task = Arc::new(Self::fold(
                     Task::clone(&current.task),
                     received.clone(),
@@ -436,8 +425,10 @@ impl TaskCell {
                     // Another replica wrote the task (a cancel, a continuation): read it again
                     // and check the change against what it is now.
                     Err(StoreError::VersionConflict { .. }) => {
-                        self.reload(rt, st).await?;
-                        change = Change::redo(received, event)?;
+                        // Boxed: only with replicas, and inline it would make every write's
+                        // future larger.
+                        Box::pin(self.reload(rt, st)).await?;
+                        *change = Change::redo(received, event)?;
                     }
                     Err(e) => return Err(e.into()),
                 }
@@ -460,6 +451,29 @@ impl TaskCell {
         };
         st.stored = Some(stored);
         Ok(Some((change, behind)))
+    }
+
+    /// The task `change` creates (its first event), with the message that opened it.
+    fn new_task(&self, st: &mut CellState, change: Change) -> Result<Task, Error> {
+        if st.reply.is_some() {
+            return Err(Self::illegal(
+                "the agent replied with a message: it cannot also create a task",
+            ));
+        }
+        let mut task = Task::new(
+            self.id.clone(),
+            self.context_id.clone(),
+            TaskStatus::new(TaskState::Submitted),
+        );
+        // Exactly as long as it is (a pushed vector would keep room for four).
+        if let Some(m) = st.initial.take() {
+            task.history = vec![m];
+        }
+        if !matches!(&change, Change::Status(s) if s.state == TaskState::Submitted) {
+            let (received, event) = self.check(&task, change)?;
+            task = Self::fold(task, received, &event)?;
+        }
+        Ok(task)
     }
 
     /// Catches up with writes other replicas made: if the store holds a newer version than

@@ -13,6 +13,8 @@ use crate::agent::{RequestContext, ServiceParams};
 use crate::handler::{EventStream, StreamEvent};
 use crate::store::{MessageClaim, Scope, StoredTask};
 use a2a_core::{ContextId, Error, ErrorKind, Message, Task, TaskId, TaskPushNotificationConfig};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::broadcast::{self, error::RecvError};
 
@@ -92,26 +94,23 @@ impl Engine {
     /// event of the task, its creation included), takes the task's execution lease, and
     /// creates the agent's execution for the caller to drive. A step that fails undoes the
     /// ones before it.
-    pub(crate) async fn start(self: &Arc<Self>, incoming: Incoming) -> Result<Started, Error> {
-        let Incoming {
-            scope,
-            service_params,
-            extensions,
-            mut message,
-            push,
-            v03,
-            generations,
-            // A new task: `ifGenerationMatch` is ignored (spec §3.2.2).
-            if_generation_match: _,
-        } = incoming;
+    ///
+    /// `incoming` stays boxed, its fields taken as they are used (taken apart at once, all would
+    /// stay in the future); a new task ignores `ifGenerationMatch` (spec §3.2.2).
+    pub(crate) async fn start(
+        self: &Arc<Self>,
+        mut incoming: Box<Incoming>,
+    ) -> Result<Started, Error> {
         let task_id = TaskId::random();
-        let key = self.claims.is_some().then(|| claim_key(&scope, &message));
+        let key = (self.claims.is_some()).then(|| claim_key(&incoming.scope, &incoming.message));
+        let message = &mut incoming.message;
         let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
         message.task_id = Some(task_id.clone());
         message.context_id = Some(context_id.clone());
         crate::telemetry::record_task(&task_id, &context_id);
         // The cell exists before the claim, so a duplicate always finds the task live.
-        let cell = self.cell_for_new(task_id, context_id, scope, message.clone(), key.clone());
+        let initial = incoming.message.clone();
+        let cell = self.cell_for_new(task_id, context_id, incoming.scope, initial, key.clone());
         let mut undo = Undo {
             new_cell: Some(cell.id.clone()),
             ..Undo::default()
@@ -125,27 +124,21 @@ impl Engine {
             match claimed {
                 Ok(None) => undo.claim = Some(key),
                 Ok(Some(claim)) => {
-                    self.undo(undo).await;
-                    return Ok(Started::Retry(Retry { claim, key }));
+                    let retry = Ok(Started::Retry(Retry { claim, key }));
+                    return self.undo(undo, retry).await;
                 }
-                Err(e) => {
-                    self.undo(undo).await;
-                    return Err(e);
-                }
+                Err(e) => return self.undo(undo, Err(e)).await,
             }
         }
         let mut webhook = None;
-        if let Some(asked) = push {
-            let form = (v03, generations);
+        if let Some(asked) = incoming.push.take() {
+            let form = (incoming.v03, incoming.generations);
             match Box::pin(self.register_webhook(&cell.id, asked.clone(), form, 0)).await {
                 Ok(config) => {
                     undo.webhook = Some((cell.id.clone(), config_id(&config)));
                     webhook = Some(Handoff::new(asked, config_id(&config), form));
                 }
-                Err(e) => {
-                    self.undo(undo).await;
-                    return Err(e);
-                }
+                Err(e) => return self.undo(undo, Err(e)).await,
             }
         }
         let generation = self.begin(&cell);
@@ -157,10 +150,15 @@ impl Engine {
             && !self.joint
             && let Err(e) = Box::pin(self.lease(&cell.id)).await
         {
-            self.undo(undo).await;
-            return Err(e);
+            return self.undo(undo, Err(e)).await;
         }
         let (_, rx) = cell.subscribe();
+        let Incoming {
+            message,
+            service_params,
+            extensions,
+            ..
+        } = *incoming;
         let rcx = request_context(&cell, message, None, service_params, extensions);
         let execution = self.execution(cell.clone(), rcx, generation);
         Ok(Started::Run(Run {
@@ -183,7 +181,7 @@ impl Engine {
     pub(crate) async fn continue_task(
         self: &Arc<Self>,
         stored: StoredTask,
-        incoming: Incoming,
+        incoming: Box<Incoming>,
     ) -> Result<Option<Started>, Error> {
         let Incoming {
             scope,
@@ -194,7 +192,7 @@ impl Engine {
             v03,
             generations,
             if_generation_match,
-        } = incoming;
+        } = *incoming;
         let task_id = stored.task.id.clone();
         let key = self.claims.is_some().then(|| claim_key(&scope, &message));
         if stored.task.status.state.is_terminal() {
@@ -232,10 +230,7 @@ impl Engine {
                 .await
             {
                 Ok(config) => undo.webhook = Some((task_id.clone(), config_id(&config))),
-                Err(e) => {
-                    self.undo(undo).await;
-                    return Err(e);
-                }
+                Err(e) => return self.undo(undo, Err(e)).await,
             }
         }
         let cell = self.cell_for(stored);
@@ -247,15 +242,12 @@ impl Engine {
         // be resumed as an orphan by another replica.
         let taken = match self.take_over_lease(&task_id).await {
             Ok(taken) => taken,
-            Err(e) => {
-                self.undo(undo).await;
-                return Err(e);
-            }
+            Err(e) => return self.undo(undo, Err(e)).await,
         };
         let applied = match cell
             .apply(
                 self,
-                Change::Continue(message.clone(), if_generation_match),
+                Box::new(Change::Continue(message.clone(), if_generation_match)),
                 true,
             )
             .await
@@ -271,8 +263,7 @@ impl Engine {
                 {
                     self.give_back_lease(&task_id, taken).await;
                 }
-                self.undo(undo).await;
-                return Err(e);
+                return self.undo(undo, Err(e)).await;
             }
         };
         let (Some(stored), Some(rx)) = (applied.stored, applied.rx) else {
@@ -349,26 +340,39 @@ impl Engine {
         Ok(())
     }
 
-    /// Undoes what a failed start did, latest first. Each step is tried whatever the others
-    /// do; a step that fails is logged (the claim expires with the de-duplication window, the
-    /// webhook registration names a task that never ran).
-    async fn undo(&self, undo: Undo) {
-        if let Some((cell, generation)) = &undo.begun {
-            self.abandon(cell, *generation);
-        }
-        if let Some(id) = &undo.new_cell {
-            self.forget(id);
-        }
-        if let Some((task, id)) = &undo.webhook
-            && let Err(e) = self.store.delete_push_config(task, id).await
-        {
-            tracing::warn!(task = %task, error = %e, "could not remove the webhook of a failed send");
-        }
-        if let Some(key) = &undo.claim
-            && let Err(e) = self.release_claim(key).await
-        {
-            tracing::warn!(error = %e, "could not release the claim of a failed send");
-        }
+    /// Undoes what a failed start did, latest first, then answers `then` (the start's error,
+    /// or the retry it found). Each step is tried whatever the others do; a step that fails is
+    /// logged (the claim expires with the de-duplication window, the webhook registration
+    /// names a task that never ran).
+    ///
+    /// Boxed, behind a `dyn`, with the answer inside: it runs only when a start does not, and
+    /// inline its future, its code and the answer waiting for it would be part of every
+    /// start's.
+    fn undo<'a, T: Send + 'a>(
+        &'a self,
+        undo: Undo,
+        then: T,
+    ) -> Pin<Box<dyn Future<Output = T> + Send + 'a>> {
+        Box::pin(async move {
+            if let Some((cell, generation)) = &undo.begun {
+                self.abandon(cell, *generation);
+            }
+            if let Some(id) = &undo.new_cell {
+                self.forget(id);
+            }
+            if let Some((task, id)) = &undo.webhook
+                && let Err(e) = self.store.delete_push_config(task, id).await
+            {
+                let why = "could not remove the webhook of a failed send";
+                tracing::warn!(task = %task, error = %e, "{why}");
+            }
+            if let Some(key) = &undo.claim
+                && let Err(e) = self.release_claim(key).await
+            {
+                tracing::warn!(error = %e, "could not release the claim of a failed send");
+            }
+            then
+        })
     }
 }
 
@@ -408,7 +412,7 @@ impl Run {
         match self.cell.outcome().await? {
             Outcome::Lost(claim, key) => {
                 let retry = Retry { claim, key };
-                rt.hand_over(&self.cell.id, self.webhook, &retry).await?;
+                Box::pin(rt.hand_over(&self.cell.id, self.webhook, &retry)).await?;
                 Ok(Answer::Retry(retry))
             }
             Outcome::Reply(m) => Ok(Answer::Reply(m)),
@@ -471,7 +475,7 @@ impl Run {
                 }
                 if let Ok(Outcome::Lost(claim, key)) = cell.outcome().await {
                     let retry = Retry { claim, key };
-                    rt.hand_over(&cell.id, webhook, &retry).await?;
+                    Box::pin(rt.hand_over(&cell.id, webhook, &retry)).await?;
                     return Ok(rt.replay_retry(retry));
                 }
             }

@@ -1,4 +1,5 @@
-//! Cells of idle, finished and abandoned tasks are freed, whoever lets go of them last.
+//! Cells of idle, finished and abandoned tasks are freed, whoever lets go of them last; a
+//! send's future stays small.
 
 use crate::{Agent, CallContext, RequestContext, SendReply, Server, TaskEvents};
 use a2a_core::{Error, Message, SendMessageRequest, TaskState};
@@ -150,4 +151,18 @@ fn concurrent_drops_leave_no_cell_behind() {
         });
     }
     assert_eq!(rt.cells.lock().expect("cells lock").len(), 0);
+}
+
+/// A `SendMessage`'s future, copied whole into a box on every request, holds the request once
+/// and its common steps' futures: not a copy of the request at every level, nor the futures of
+/// rare branches (a failed start's undo, a retry's webhook), which made it over 5 KiB.
+#[tokio::test]
+async fn a_sends_future_holds_the_request_once() {
+    let server = Server::builder(Asker).build().expect("server");
+    let h = server.handler();
+    let cx = CallContext::default();
+    let send = h.send_message(&cx, SendMessageRequest::new(Message::user_text("hi")));
+    let size = std::mem::size_of_val(&send);
+    assert!(size < 2048, "a send's future takes {size} bytes");
+    drop(send);
 }

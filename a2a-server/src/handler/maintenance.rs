@@ -27,7 +27,8 @@ impl RequestHandler {
         if self.recovered.initialized() {
             return Ok(());
         }
-        self.recover().await.map(drop)
+        // Boxed: it runs once, and inline it would make every send's future larger.
+        Box::pin(self.recover()).await.map(drop)
     }
 
     async fn recover_orphans(&self) -> Result<usize, Error> {

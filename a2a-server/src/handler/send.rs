@@ -4,34 +4,25 @@
 
 use super::{CallContext, EventStream, RequestHandler, SendReply, TaskReply};
 use crate::engine::{Answer, Incoming, Started};
-use a2a_core::{Error, ErrorKind, SendMessageRequest, Validate};
+use a2a_core::{Error, ErrorKind, SendMessageRequest, TaskPushNotificationConfig, Validate};
+use std::future::Future;
 
 impl RequestHandler {
     /// Checks the request (validated by the caller; media types, extensions, the webhook's
     /// URL), then has the engine start or continue its task.
-    async fn start(&self, cx: &CallContext, req: SendMessageRequest) -> Result<Started, Error> {
+    ///
+    /// The request comes boxed, and goes on to the engine boxed (as [`Incoming`]): a future
+    /// keeps each argument it was called with for its whole life, beside the locals it is moved
+    /// into, so every level that took the request by value would copy its few hundred bytes
+    /// into every send's future again.
+    async fn start(
+        &self,
+        cx: &CallContext,
+        req: Box<SendMessageRequest>,
+    ) -> Result<Started, Error> {
         self.check_media_types(&req.message)?;
         self.ready().await?;
-        let extensions = self.check_extensions(cx)?;
-        let (push, if_generation_match) = req.configuration.map_or((None, None), |c| {
-            (c.task_push_notification_config, c.if_generation_match)
-        });
-        // A 1.0 request keeps 1.0 behaviour: the field is unknown there.
-        let if_generation_match = if_generation_match.filter(|_| cx.generations());
-        if let Some(config) = &push {
-            self.rt.pusher()?.settings().check_url(&config.url)?;
-        }
-        let retried_push = push.clone();
-        let incoming = Incoming {
-            scope: cx.scope.clone(),
-            service_params: cx.service_params.clone(),
-            extensions,
-            message: req.message,
-            push,
-            v03: cx.v03,
-            generations: cx.generations(),
-            if_generation_match,
-        };
+        let (incoming, retried_push) = self.incoming(cx, *req)?;
         let started = match incoming.message.task_id.clone() {
             // Rare, and its future is large: boxed, so that every new task's is small.
             Some(task_id) => Box::pin(self.continue_task(cx, task_id, incoming)).await?,
@@ -42,19 +33,61 @@ impl RequestHandler {
                 self.rt.start(incoming).await?
             }
         };
-        if let (Started::Retry(retry), Some(config)) = (&started, retried_push) {
-            // A first send answered with a message (no task) has no events to deliver, then
-            // or now: nothing is registered.
-            if retry.claim.reply.is_none() {
-                let task_id = &retry.claim.task_id;
-                self.load(cx, task_id).await?;
-                let registered =
-                    self.rt
-                        .register_retried_webhook(task_id, config, (cx.v03, cx.generations()));
-                Box::pin(registered).await?;
-            }
+        // A first send answered with a message (no task) has no events to deliver, then or
+        // now: nothing is registered.
+        if let (Started::Retry(retry), Some(config)) = (&started, retried_push)
+            && retry.claim.reply.is_none()
+        {
+            // Rare: boxed, so that every send's future is small.
+            let task_id = &retry.claim.task_id;
+            Box::pin(self.register_for_retry(cx, task_id, *config)).await?;
         }
         Ok(started)
+    }
+
+    /// What the engine gets of a checked request (the extensions it activates, its webhook's
+    /// URL allowed), and a copy of its webhook for a retry, which registers it too.
+    #[allow(clippy::type_complexity)]
+    fn incoming(
+        &self,
+        cx: &CallContext,
+        req: SendMessageRequest,
+    ) -> Result<(Box<Incoming>, Option<Box<TaskPushNotificationConfig>>), Error> {
+        let extensions = self.check_extensions(cx)?;
+        let (push, if_generation_match) = req.configuration.map_or((None, None), |c| {
+            (c.task_push_notification_config, c.if_generation_match)
+        });
+        // A 1.0 request keeps 1.0 behaviour: the field is unknown there.
+        let if_generation_match = if_generation_match.filter(|_| cx.generations());
+        if let Some(config) = &push {
+            self.rt.pusher()?.settings().check_url(&config.url)?;
+        }
+        let retried_push = push.clone().map(Box::new);
+        let incoming = Box::new(Incoming {
+            scope: cx.scope.clone(),
+            service_params: cx.service_params.clone(),
+            extensions,
+            message: req.message,
+            push,
+            v03: cx.v03,
+            generations: cx.generations(),
+            if_generation_match,
+        });
+        Ok((incoming, retried_push))
+    }
+
+    /// Registers the webhook of a retried message whose first send created the task
+    /// `task_id`, once the caller may see that task.
+    async fn register_for_retry(
+        &self,
+        cx: &CallContext,
+        task_id: &a2a_core::TaskId,
+        config: TaskPushNotificationConfig,
+    ) -> Result<(), Error> {
+        self.load(cx, task_id).await?;
+        let versions = (cx.v03, cx.generations());
+        let registered = self.rt.register_retried_webhook(task_id, config, versions);
+        Box::pin(registered).await
     }
 
     /// Unless a `messageId` is required, gives a message without one a fresh id (it is then
@@ -100,7 +133,7 @@ impl RequestHandler {
         &self,
         cx: &CallContext,
         task_id: a2a_core::TaskId,
-        incoming: Incoming,
+        incoming: Box<Incoming>,
     ) -> Result<Started, Error> {
         let stored = self.load(cx, &task_id).await?;
         let state = stored.task.status.state.clone();
@@ -132,10 +165,21 @@ impl RequestHandler {
     /// with `returnImmediately`, returns as soon as the task exists. A retried message (same
     /// `messageId`, same task or context) gets the task it created or continued the first
     /// time; the agent does not run again.
-    pub async fn send_message(
+    pub fn send_message<'a>(
+        &'a self,
+        cx: &'a CallContext,
+        req: SendMessageRequest,
+    ) -> impl Future<Output = Result<SendReply, Error>> + Send + 'a {
+        // Boxed before the future is made: an `async fn` would keep the request in its future
+        // for its whole life, beside the box.
+        self.send_boxed(cx, Box::new(req))
+    }
+
+    /// [`RequestHandler::send_message`] of the boxed request.
+    async fn send_boxed(
         &self,
         cx: &CallContext,
-        mut req: SendMessageRequest,
+        mut req: Box<SendMessageRequest>,
     ) -> Result<SendReply, Error> {
         self.name_message(&mut req);
         req.validate()?;
@@ -206,10 +250,20 @@ impl RequestHandler {
 
     /// `SendStreamingMessage`: the task (or a single message) first, then its events. A
     /// retried message replays the stream of the task it created.
-    pub async fn send_streaming_message(
+    pub fn send_streaming_message<'a>(
+        &'a self,
+        cx: &'a CallContext,
+        req: SendMessageRequest,
+    ) -> impl Future<Output = Result<EventStream, Error>> + Send + 'a {
+        // Boxed before the future is made, as for `send_message`.
+        self.stream_boxed(cx, Box::new(req))
+    }
+
+    /// [`RequestHandler::send_streaming_message`] of the boxed request.
+    async fn stream_boxed(
         &self,
         cx: &CallContext,
-        mut req: SendMessageRequest,
+        mut req: Box<SendMessageRequest>,
     ) -> Result<EventStream, Error> {
         self.name_message(&mut req);
         req.validate()?;

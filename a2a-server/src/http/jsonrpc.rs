@@ -44,7 +44,9 @@ pub(crate) enum Framing {
 }
 
 /// The one renderer of this binding's errors: a JSON-RPC error response echoing `id`, framed
-/// as `framing` says.
+/// as `framing` says. Cold: kept out of the request path's code, which calls it from many
+/// places.
+#[cold]
 pub(crate) fn error_response(id: Id, error: Error, framing: Framing) -> Response {
     let too_large = error.is(ErrorKind::PayloadTooLarge);
     let failed = Failed::of(&error, error.code.into());
@@ -192,13 +194,9 @@ where
     } = rpc;
     let id = req.id.clone();
     cx.v03 = v03;
-    let params = if v03 {
-        O::decode_v03_params(&req.params_value())
-    } else {
-        req.params_as()
-            .inspect(|p: &O::Request| scope_to_tenant(p, &mut cx))
-    };
-    let p = match params {
+    // Decoded in a temporary of this statement, not in a local: a local the request was taken
+    // out of would still be kept in this future, beside the handler's future that holds it.
+    let p = match decode::<O>(req, v03, &mut cx) {
         Ok(p) => p,
         Err(e) => return error_response(id, e, Framing::Call),
     };
@@ -207,6 +205,21 @@ where
         Ok(answer) => respond(state, id, answer.into_reply(), false),
         Err(e) if v03 && O::STREAMING => error_response(id, e, Framing::V03Stream),
         Err(e) => error_response(id, e, Framing::Call),
+    }
+}
+
+/// The params of a call of `O` (v1.0 ones scoped to their tenant, v0.3 ones through the
+/// table's v0.3 codec of `O`).
+fn decode<O: Operation>(
+    req: &RawRequest,
+    v03: bool,
+    cx: &mut CallContext,
+) -> Result<O::Request, Error> {
+    if v03 {
+        O::decode_v03_params(&req.params_value())
+    } else {
+        req.params_as()
+            .inspect(|p: &O::Request| scope_to_tenant(p, cx))
     }
 }
 
