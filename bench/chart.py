@@ -36,6 +36,7 @@ SERVERS = [
     ("ours-memory", "ours, in memory", "#2b6cb0"),
     ("ours-embedded", "ours, in memory, embedded in axum::serve", "#63b3ed"),
     ("ours-sled", "ours, sled (durable)", "#1a365d"),
+    ("ours-fjall", "ours, fjall (durable, opt-in)", "#b83280"),
     ("a2a-server-lf-0.5.3", "official Rust SDK 0.5.3, in memory", "#dd6b20"),
     ("turul-a2a-0.2.6-memory", "turul-a2a 0.2.6, in memory", "#38a169"),
     ("turul-a2a-0.2.6-sqlite", "turul-a2a 0.2.6, SQLite", "#1c4532"),
