@@ -4,74 +4,16 @@
 //! here, so it must carry no color codes.
 
 mod common;
+#[path = "support/cli.rs"]
+mod run;
 
 use a2a_client::{Binding, Client};
 use a2a_core::{ContextId, Message, SendMessageRequest, TaskState};
-use common::{Stepper, TestServer, assert_no_colors, task_of, within};
+use common::{Stepper, TestServer, task_of, within};
+use run::{a2a, a2a_with_env, command};
 use serde_json::Value;
 use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
-
-/// What a run of `a2a` produced.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(self.stdout.trim())
-            .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}): {:?}", self.stdout))
-    }
-
-    fn json_lines(&self) -> Vec<Value> {
-        self.stdout
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l:?}")))
-            .collect()
-    }
-
-    fn expect_code(&self, code: i32) -> &Self {
-        assert_eq!(self.code, code, "exit code; the run: {self:#?}");
-        self
-    }
-}
-
-/// The `a2a` command with `args` and `env`, and no credential from the environment.
-fn command(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a"));
-    command
-        .args(args)
-        .env_remove("A2A_TOKEN")
-        .env_remove("A2A_API_KEY")
-        .env_remove("NO_COLOR")
-        .kill_on_drop(true);
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    command
-}
-
-/// Runs `a2a` with `args` and `env` to its end.
-async fn a2a_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let output = within(&format!("a2a {args:?}"), command(args, env).output())
-        .await
-        .expect("run a2a");
-    let run = Run {
-        code: output.status.code().expect("an exit code"),
-        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-    };
-    assert_no_colors(&run.stdout);
-    assert_no_colors(&run.stderr);
-    run
-}
-
-async fn a2a(args: &[&str]) -> Run {
-    a2a_with_env(args, &[]).await
-}
 
 async fn library_client(server: &TestServer) -> Client {
     server.client(Binding::JsonRpc).await
@@ -579,133 +521,4 @@ async fn a_rejected_task_exits_1() {
     let run = a2a(&["send", &server.url, "countdown zero"]).await;
     run.expect_code(1);
     assert!(run.stdout.contains("rejected"), "{}", run.stdout);
-}
-
-#[tokio::test]
-async fn check_exits_0_when_every_must_holds_and_reports_in_json() {
-    let server = TestServer::demo().await;
-    let run = a2a(&["check", &server.url, "--rate", "500"]).await;
-    run.expect_code(0);
-    assert!(run.stdout.contains("every MUST holds"), "{}", run.stdout);
-    assert!(run.stdout.contains("JSONRPC"), "{}", run.stdout);
-
-    let run = a2a(&[
-        "--json",
-        "--binding",
-        "rest",
-        "check",
-        &server.url,
-        "--rate",
-        "500",
-        "--only",
-        "errors",
-    ])
-    .await;
-    run.expect_code(0);
-    let report = run.json();
-    assert_eq!(report["passed"], true, "{report:#}");
-    let findings = report["findings"].as_array().expect("findings");
-    assert!(!findings.is_empty());
-    for f in findings {
-        assert_eq!(f["group"], "errors", "{f:#}");
-        assert_eq!(f["binding"], "HTTP+JSON", "{f:#}");
-        assert!(
-            f["section"].as_str().is_some_and(|s| !s.is_empty()),
-            "{f:#}"
-        );
-    }
-}
-
-#[tokio::test]
-async fn check_exits_1_when_it_cannot_check_and_2_on_a_bad_group() {
-    // Credentials required and none given: nothing past the card can be checked.
-    let server = TestServer::start(a2a_server::demo::DemoAgent, |b| {
-        b.agent_card(a2a_server::demo::DemoAgent::card())
-            .authenticator(a2a_server::auth::BearerTokens::each_its_own(["t0k"]))
-    })
-    .await;
-    let run = a2a(&["check", &server.url, "--rate", "500"]).await;
-    run.expect_code(1);
-    assert!(run.stdout.contains("incomplete"), "{}", run.stdout);
-    assert!(run.stdout.contains("--token"), "{}", run.stdout);
-    // With the token every MUST holds, the auth checks included.
-    let run = a2a(&["check", &server.url, "--rate", "500", "--token", "t0k"]).await;
-    run.expect_code(0);
-    assert!(
-        run.stdout.contains("pass MUST   JSONRPC   auth.required"),
-        "{}",
-        run.stdout
-    );
-
-    let run = a2a(&["check", &server.url, "--only", "cards"]).await;
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("one of card, interfaces"),
-        "{}",
-        run.stderr
-    );
-}
-
-#[tokio::test]
-async fn card_verify_says_which_key_signed_and_exits_1_when_none_it_trusts_did() {
-    use p256::pkcs8::{EncodePrivateKey as _, EncodePublicKey as _};
-    let secret = p256::SecretKey::random(&mut rand::rngs::OsRng);
-    let pem = secret
-        .to_pkcs8_pem(Default::default())
-        .expect("PEM")
-        .to_string();
-    let key = a2a_core::signing::CardSigningKey::from_pem(&pem).expect("a key");
-    let kid = key.kid().to_owned();
-    let server = TestServer::start(a2a_server::demo::DemoAgent, move |b| {
-        b.agent_card(a2a_server::demo::DemoAgent::card())
-            .card_signing_key(key)
-    })
-    .await;
-    let jwks = format!("{}/.well-known/jwks.json", server.url);
-
-    // Trusting the agent's JWK set, or its public key in a PEM file.
-    let run = a2a(&["card", &server.url, "--verify", "--jwks", &jwks]).await;
-    run.expect_code(0);
-    assert!(
-        run.stderr.contains(&format!("verified: kid {kid}, ES256")),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stdout.contains("a2a-rust demo agent"), "{}", run.stdout);
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let public = dir.path().join("agent.pub.pem");
-    std::fs::write(
-        &public,
-        secret
-            .public_key()
-            .to_public_key_pem(Default::default())
-            .expect("PEM"),
-    )
-    .expect("write");
-    let run = a2a(&["card", &server.url, "--key", public.to_str().expect("path")]).await;
-    run.expect_code(0);
-
-    // Trusting another key: exit 1, saying why.
-    let other = dir.path().join("other.pub.pem");
-    std::fs::write(
-        &other,
-        p256::SecretKey::random(&mut rand::rngs::OsRng)
-            .public_key()
-            .to_public_key_pem(Default::default())
-            .expect("PEM"),
-    )
-    .expect("write");
-    let run = a2a(&["card", &server.url, "--key", other.to_str().expect("path")]).await;
-    run.expect_code(1);
-    assert!(run.stderr.contains("is not trusted"), "{}", run.stderr);
-    assert!(run.stderr.contains("does not match"), "{}", run.stderr);
-
-    // --verify without keys to trust is a usage error.
-    let run = a2a(&["card", &server.url, "--verify"]).await;
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("--jwks URL or --key FILE"),
-        "{}",
-        run.stderr
-    );
 }
