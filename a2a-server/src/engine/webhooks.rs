@@ -105,7 +105,8 @@ impl Engine {
     /// Moves the webhook of a send whose new task `lost` its message claim to `retry`'s task:
     /// the registration on the task that was never written goes, and the config is registered
     /// on the winner's task as a retried send's would be (unless the winner answered with a
-    /// message: then there are no task events to deliver).
+    /// message: then there are no task events to deliver). The claim's key holds the caller's
+    /// scope, so the winner's task is one the caller may see.
     pub(crate) async fn hand_over(
         &self,
         lost: &TaskId,
