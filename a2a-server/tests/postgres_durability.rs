@@ -49,18 +49,6 @@ async fn send(http: &reqwest::Client, url: &str, body: &Value) -> Value {
     r.json().await.unwrap()
 }
 
-async fn count(db: &TestSchema, table: &str) -> i64 {
-    let (client, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-        .await
-        .expect("connects");
-    tokio::spawn(connection);
-    client
-        .query_one(&format!("SELECT count(*) FROM {}.{table}", db.schema), &[])
-        .await
-        .expect("count")
-        .get(0)
-}
-
 #[tokio::test]
 async fn a_crash_before_a_new_tasks_write_leaves_nothing_and_the_retry_runs_afresh() {
     let Some(db) = TestSchema::new().await else {
@@ -71,7 +59,7 @@ async fn a_crash_before_a_new_tasks_write_leaves_nothing_and_the_retry_runs_afre
     crash_on_first_send(&db, &http, "abort-before-batch", &body).await;
     // Neither the task nor its claim nor its lease: they were to be one transaction.
     for table in ["a2a_tasks", "a2a_claims", "a2a_leases"] {
-        assert_eq!(count(&db, table).await, 0, "{table}");
+        assert_eq!(db.count(table).await, 0, "{table}");
     }
     let server = Process::with_args(&args(&db));
     server.ready(&http).await;
@@ -80,7 +68,7 @@ async fn a_crash_before_a_new_tasks_write_leaves_nothing_and_the_retry_runs_afre
         retry["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{retry}"
     );
-    assert_eq!(count(&db, "a2a_tasks").await, 1);
+    assert_eq!(db.count("a2a_tasks").await, 1);
     let id = retry["task"]["id"].as_str().unwrap();
     assert_eq!(
         send(&http, &server.url, &body).await["task"]["id"],
@@ -98,9 +86,9 @@ async fn a_crash_between_a_new_tasks_write_and_its_answer_answers_the_retried_se
     let body = message("pg-crash-after", "hello");
     crash_on_first_send(&db, &http, "abort-after-batch", &body).await;
     // Written whole: the task, its claim; no lease (it finished in that write).
-    assert_eq!(count(&db, "a2a_tasks").await, 1);
-    assert_eq!(count(&db, "a2a_claims").await, 1);
-    assert_eq!(count(&db, "a2a_leases").await, 0);
+    assert_eq!(db.count("a2a_tasks").await, 1);
+    assert_eq!(db.count("a2a_claims").await, 1);
+    assert_eq!(db.count("a2a_leases").await, 0);
 
     let server = Process::with_args(&args(&db));
     server.ready(&http).await;
@@ -112,7 +100,7 @@ async fn a_crash_between_a_new_tasks_write_and_its_answer_answers_the_retried_se
         retry["task"]["artifacts"][0]["parts"][0]["text"], "echo: hello",
         "{retry}"
     );
-    assert_eq!(count(&db, "a2a_tasks").await, 1, "no second task");
+    assert_eq!(db.count("a2a_tasks").await, 1, "no second task");
     let log = full_log(&http, url, &id).await;
     let seqs: Vec<u64> = log.iter().map(|e| e.id).collect();
     assert_eq!(

@@ -203,19 +203,6 @@ async fn a_stream_on_another_replica_gets_every_event_in_order_and_resumes_on_a_
     assert_eq!(resumed, full, "resumed on C after B: the log, exactly");
 }
 
-/// A raw connection to the test database, for what only SQL shows.
-async fn sql(db: &TestSchema) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-        .await
-        .expect("connects");
-    tokio::spawn(connection);
-    client
-        .batch_execute(&format!("SET search_path = \"{}\"", db.schema))
-        .await
-        .unwrap();
-    client
-}
-
 /// Waits until `check` holds, polling every 20 ms.
 async fn eventually<F: std::future::Future<Output = bool>>(what: &str, check: impl Fn() -> F) {
     timeout(WAIT, async {
@@ -232,7 +219,7 @@ async fn a_cancel_sent_to_one_replica_stops_the_agent_running_on_another() {
     let Some(cluster) = Cluster::start(3).await else {
         return;
     };
-    let db = sql(&cluster.db).await;
+    let db = cluster.db.sql().await;
     let task = cluster.countdown(0, 200).await;
     // Running on A: A holds its execution lease.
     let holder = || async {
@@ -456,7 +443,7 @@ async fn followers_catch_up_after_their_listening_connections_are_killed() {
     let following = cluster.follow(&b, &task, Vec::new());
     let kill = async {
         tokio::time::sleep(Duration::from_millis(800)).await;
-        let db = sql(&cluster.db).await;
+        let db = cluster.db.sql().await;
         let killed = db
             .query(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity

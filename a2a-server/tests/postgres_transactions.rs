@@ -104,7 +104,11 @@ fn cx() -> CallContext {
 
 /// A blocking send of `message`; returns the task's id and state.
 async fn send(handler: &RequestHandler, message: Message) -> (String, TaskState) {
-    let req = SendMessageRequest::new(message);
+    send_request(handler, SendMessageRequest::new(message)).await
+}
+
+/// A blocking send of `req`; returns the task's id and state.
+async fn send_request(handler: &RequestHandler, req: SendMessageRequest) -> (String, TaskState) {
     match timeout(WAIT, handler.send_message(&cx(), req)).await {
         Ok(Ok(SendReply::Task(task))) => {
             let task = task.into_task();
@@ -133,27 +137,6 @@ async fn stream(handler: &RequestHandler, message: Message) -> Vec<String> {
             other => panic!("unexpected event {other:?}"),
         })
         .collect()
-}
-
-/// A raw connection to the test's schema.
-async fn sql(db: &TestSchema) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-        .await
-        .expect("connects");
-    tokio::spawn(connection);
-    client
-        .batch_execute(&format!("SET search_path = {}", db.schema))
-        .await
-        .expect("search_path");
-    client
-}
-
-async fn count(client: &tokio_postgres::Client, table: &str) -> i64 {
-    client
-        .query_one(&format!("SELECT count(*) FROM {table}"), &[])
-        .await
-        .expect("count")
-        .get(0)
 }
 
 #[tokio::test]
@@ -213,14 +196,10 @@ async fn a_blocking_send_is_one_transaction_and_a_streaming_one_two() {
         "a streamed task seen before it ends: two transactions"
     );
 
-    let client = sql(&db).await;
+    let client = db.sql().await;
+    assert_eq!(db.count("a2a_leases").await, 0, "every lease given up");
     assert_eq!(
-        count(&client, "a2a_leases").await,
-        0,
-        "every lease given up"
-    );
-    assert_eq!(
-        count(&client, "a2a_claims").await,
+        db.count("a2a_claims").await,
         i64::try_from(3 * N + 3).unwrap(),
         "every send's claim written with its task"
     );
@@ -254,13 +233,8 @@ async fn a_retried_send_is_answered_with_the_first_task_blocking_or_streaming() 
         !ids.is_empty() && ids.iter().all(|id| *id == first),
         "{ids:?}"
     );
-    let client = sql(&db).await;
-    assert_eq!(
-        count(&client, "a2a_tasks").await,
-        1,
-        "one task for three sends"
-    );
-    assert_eq!(count(&client, "a2a_claims").await, 1);
+    assert_eq!(db.count("a2a_tasks").await, 1, "one task for three sends");
+    assert_eq!(db.count("a2a_claims").await, 1);
 }
 
 #[tokio::test]
@@ -315,9 +289,8 @@ async fn a_duplicate_sent_while_the_first_runs_unwritten_is_answered_with_its_ta
     }
     assert_eq!(answers[0], answers[1], "one task answers both sends");
     assert_eq!(answers[0].1, TaskState::Completed);
-    let client = sql(&db).await;
-    assert_eq!(count(&client, "a2a_tasks").await, 2, "one task per message");
-    assert_eq!(count(&client, "a2a_claims").await, 2);
+    assert_eq!(db.count("a2a_tasks").await, 2, "one task per message");
+    assert_eq!(db.count("a2a_claims").await, 2);
 }
 
 /// Two sends of one message on two replicas at once, each with a webhook of its own: the one
@@ -342,12 +315,7 @@ async fn a_duplicate_that_loses_its_claim_takes_its_webhook_to_the_winners_task(
                 task_push_notification_config: Some(webhook),
                 ..Default::default()
             });
-            tokio::spawn(async move {
-                match timeout(WAIT, h.send_message(&cx(), req)).await {
-                    Ok(Ok(SendReply::Task(task))) => task.into_task().id.to_string(),
-                    other => panic!("send: {other:?}"),
-                }
-            })
+            tokio::spawn(async move { send_request(&h, req).await.0 })
         })
         .collect();
     let mut answers = Vec::new();
@@ -355,8 +323,8 @@ async fn a_duplicate_that_loses_its_claim_takes_its_webhook_to_the_winners_task(
         answers.push(s.await.unwrap());
     }
     assert_eq!(answers[0], answers[1], "one task answers both sends");
-    let client = sql(&db).await;
-    assert_eq!(count(&client, "a2a_tasks").await, 1);
+    let client = db.sql().await;
+    assert_eq!(db.count("a2a_tasks").await, 1);
     let rows = client
         .query(
             "SELECT task_id, config->>'url' FROM a2a_push_configs ORDER BY 2",

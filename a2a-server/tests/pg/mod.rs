@@ -48,6 +48,28 @@ impl TestSchema {
         }
     }
 
+    /// A raw connection to this schema (its `search_path` set), for what only SQL shows.
+    pub async fn sql(&self) -> tokio_postgres::Client {
+        let (client, connection) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls)
+            .await
+            .expect("connects");
+        tokio::spawn(connection);
+        client
+            .batch_execute(&format!("SET search_path = \"{}\"", self.schema))
+            .await
+            .expect("search_path");
+        client
+    }
+
+    /// `SELECT count(*)` of `table` in this schema.
+    pub async fn count(&self, table: &str) -> i64 {
+        (self.sql().await)
+            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .await
+            .expect("count")
+            .get(0)
+    }
+
     /// A store on this schema.
     pub async fn store(&self) -> PgStore {
         self.store_with(8).await
