@@ -7,6 +7,10 @@ use crate::engine::{Answer, Incoming, Started};
 use a2a_core::{Error, ErrorKind, SendMessageRequest, TaskPushNotificationConfig, Validate};
 use std::future::Future;
 
+/// A send request once checked: what the engine gets of it, and a copy of its webhook (if it
+/// has one) for a retry, which registers it too.
+type CheckedSend = (Box<Incoming>, Option<Box<TaskPushNotificationConfig>>);
+
 impl RequestHandler {
     /// Checks the request (validated by the caller; media types, extensions, the webhook's
     /// URL), then has the engine start or continue its task.
@@ -47,12 +51,7 @@ impl RequestHandler {
 
     /// What the engine gets of a checked request (the extensions it activates, its webhook's
     /// URL allowed), and a copy of its webhook for a retry, which registers it too.
-    #[allow(clippy::type_complexity)]
-    fn incoming(
-        &self,
-        cx: &CallContext,
-        req: SendMessageRequest,
-    ) -> Result<(Box<Incoming>, Option<Box<TaskPushNotificationConfig>>), Error> {
+    fn incoming(&self, cx: &CallContext, req: SendMessageRequest) -> Result<CheckedSend, Error> {
         let extensions = self.check_extensions(cx)?;
         let (push, if_generation_match) = req.configuration.map_or((None, None), |c| {
             (c.task_push_notification_config, c.if_generation_match)
