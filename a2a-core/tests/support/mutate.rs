@@ -1,4 +1,4 @@
-//! Structure-aware mutation of JSON inputs, for the fuzz suites (`a2a-core/tests/fuzz.rs` and
+//! Structure-aware mutation of JSON inputs, for the fuzz suites (`a2a-core/tests/fuzz_*.rs` and
 //! `a2a-server/tests/fuzz.rs`).
 //!
 //! A valid input (a value generated from the model, or a spec fixture) is damaged in two
