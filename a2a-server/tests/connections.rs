@@ -3,10 +3,13 @@
 //! (which is refused at once only when every connection serves a request), and a long SSE
 //! stream is never mistaken for an idle connection.
 
+mod slow;
+
 use a2a_core::{Error, Message};
 use a2a_server::{Agent, RequestContext, Server, ServerBuilder, TaskEvents};
 use futures::StreamExt as _;
 use serde_json::json;
+use slow::{closed, dribble, read_response};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -46,59 +49,6 @@ async fn start(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Socket
 }
 
 const CARD_REQUEST: &[u8] = b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: a2a\r\n\r\n";
-
-/// Reads one HTTP/1.1 response with a `content-length`; returns its status line.
-async fn read_response(tcp: &mut TcpStream) -> String {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let n = tcp.read(&mut chunk).await.expect("read a response");
-        assert!(n > 0, "closed before a whole response: {buf:?}");
-        buf.extend_from_slice(&chunk[..n]);
-        let text = String::from_utf8_lossy(&buf).into_owned();
-        let Some(head_end) = text.find("\r\n\r\n") else {
-            continue;
-        };
-        let length: usize = text[..head_end]
-            .lines()
-            .find_map(|l| {
-                l.to_ascii_lowercase()
-                    .strip_prefix("content-length:")
-                    .map(|v| v.trim().parse().unwrap())
-            })
-            .expect("a content-length");
-        if buf.len() >= head_end + 4 + length {
-            return text.lines().next().unwrap().to_owned();
-        }
-    }
-}
-
-/// Waits until the server closes `tcp`: a read returns end-of-file or an error (a reset).
-/// Returns what was read before (e.g. a refusal).
-async fn closed(tcp: &mut TcpStream) -> Vec<u8> {
-    let mut seen = Vec::new();
-    let mut chunk = [0u8; 1024];
-    loop {
-        match tcp.read(&mut chunk).await {
-            Ok(0) | Err(_) => return seen,
-            Ok(n) => seen.extend_from_slice(&chunk[..n]),
-        }
-    }
-}
-
-/// Sends `head`, then `a`s, one byte every `every`, until the server closes `tcp` (anything
-/// it sends before closing, such as a 408, is skipped).
-async fn dribble(tcp: &mut TcpStream, head: &[u8], every: Duration) {
-    let mut chunk = [0u8; 1024];
-    for byte in head.iter().chain(std::iter::repeat(&b'a')) {
-        if tcp.write_all(&[*byte]).await.is_err() {
-            return;
-        }
-        if let Ok(Ok(0) | Err(_)) = timeout(every, tcp.read(&mut chunk)).await {
-            return;
-        }
-    }
-}
 
 /// A connection that has been answered one request and is kept alive.
 async fn kept_alive(addr: SocketAddr) -> TcpStream {

@@ -124,9 +124,7 @@ impl Cluster {
             .build()
             .expect("server")
     }
-}
 
-impl Cluster {
     /// The handlers of two replicas, "a" and "b", with leases long enough never to expire in
     /// a test.
     fn pair(&self) -> (Arc<RequestHandler>, Arc<RequestHandler>) {

@@ -1,5 +1,5 @@
-//! Structure-aware mutation of JSON inputs, for the fuzz suites (`a2a-core/tests/fuzz.rs` and
-//! `a2a-server/tests/fuzz.rs`).
+//! Structure-aware mutation of JSON inputs, for the fuzz suites (`a2a-core/tests/fuzz_*.rs` and
+//! `a2a-server/tests/fuzz_*.rs`).
 //!
 //! A valid input (a value generated from the model, or a spec fixture) is damaged in two
 //! layers: first its JSON tree ([`Mutation`]: drop a member, change a value's type, put in a

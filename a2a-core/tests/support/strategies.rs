@@ -1,5 +1,5 @@
 //! Strategies over the wire model, shared by the property tests (`proptest.rs`) and the fuzz
-//! suite (`fuzz.rs`).
+//! suites (`fuzz_*.rs`).
 //!
 //! Each strategy takes a `v03` flag that restricts it to what v0.3 can carry: no `mediaType` or
 //! `filename` on text and data parts (v0.3 has them on files only), no empty metadata object on

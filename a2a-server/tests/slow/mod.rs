@@ -1,6 +1,7 @@
-//! Peers that never read their answers, shared by the slow-reader tests: GetTask requests over
-//! each binding on a raw HTTP/2 connection whose flow-control window stays closed, and the
-//! RSS scenario of issue 46 against a server process.
+//! Slow peers, shared by the slow-reader and the connection tests: GetTask requests over each
+//! binding on a raw HTTP/2 connection whose flow-control window stays closed, the RSS scenario
+//! of issue 46 against a server process, and a raw HTTP/1.1 peer's reads and writes (one
+//! response read whole, the wait for the server's close, a head dribbled a byte at a time).
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -10,6 +11,7 @@ use bytes::Bytes;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::time::Duration;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, timeout};
 
@@ -253,4 +255,57 @@ pub async fn rss_scenario(
         baseline / MIB,
         peak / MIB
     );
+}
+
+/// Reads one HTTP/1.1 response with a `content-length`; returns its status line.
+pub async fn read_response(tcp: &mut TcpStream) -> String {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = tcp.read(&mut chunk).await.expect("read a response");
+        assert!(n > 0, "closed before a whole response: {buf:?}");
+        buf.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        let Some(head_end) = text.find("\r\n\r\n") else {
+            continue;
+        };
+        let length: usize = text[..head_end]
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse().unwrap())
+            })
+            .expect("a content-length");
+        if buf.len() >= head_end + 4 + length {
+            return text.lines().next().unwrap().to_owned();
+        }
+    }
+}
+
+/// Waits until the server closes `tcp`: a read returns end-of-file or an error (a reset).
+/// Returns what was read before (e.g. a refusal).
+pub async fn closed(tcp: &mut TcpStream) -> Vec<u8> {
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 1024];
+    loop {
+        match tcp.read(&mut chunk).await {
+            Ok(0) | Err(_) => return seen,
+            Ok(n) => seen.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// Sends `head`, then `a`s, one byte every `every`, until the server closes `tcp` (anything
+/// it sends before closing, such as a 408, is skipped).
+pub async fn dribble(tcp: &mut TcpStream, head: &[u8], every: Duration) {
+    let mut chunk = [0u8; 1024];
+    for byte in head.iter().chain(std::iter::repeat(&b'a')) {
+        if tcp.write_all(&[*byte]).await.is_err() {
+            return;
+        }
+        if let Ok(Ok(0) | Err(_)) = timeout(every, tcp.read(&mut chunk)).await {
+            return;
+        }
+    }
 }

@@ -463,7 +463,7 @@ pub(super) fn lost(claim: &MessageClaim) -> StoreError {
 mod fault {
     /// With `A2A_FAULT=abort-after-batch` in the environment, aborts the process once a batch
     /// of changes is written and flushed, before anyone is shown it: the crash between a
-    /// batch's write and its reveal (`tests/durability.rs`).
+    /// batch's write and its reveal (`tests/durability_crash.rs`).
     pub(super) fn after_batch() {
         if is("abort-after-batch") {
             std::process::abort();
@@ -472,7 +472,7 @@ mod fault {
 
     /// With `A2A_FAULT=abort-before-batch`, flushes the store (what another task's batch would
     /// do, sharing the group commit: the message's claim becomes durable) and aborts before the
-    /// batch is written: the crash while a task waits unwritten (`tests/durability.rs`).
+    /// batch is written: the crash while a task waits unwritten (`tests/durability_crash.rs`).
     pub(super) async fn before_batch(rt: &crate::engine::Engine) {
         if is("abort-before-batch") {
             let _ = rt.store.sync().await;

@@ -1,26 +1,22 @@
-//! Fuzz suite over what a2a-core reads from peers: the JSON-RPC envelope, every operation's
-//! params (v1.0 and v0.3 method names), and the v0.3 translation of messages, tasks, events,
-//! push configs and cards.
+//! Fuzz suite over the JSON-RPC envelope and every operation's params (v1.0 and v0.3 method
+//! names), as a2a-core reads them from peers.
 //!
-//! Inputs are valid values generated from the model (or spec fixtures), then damaged by
+//! Inputs are valid requests generated from the model (or spec fixtures), then damaged by
 //! `support/mutate.rs`. The properties: nothing panics or takes long; every failure is the
 //! right error of its layer (an envelope error is a well-formed JSON-RPC error with the id
-//! echoed or `null` as JSON-RPC requires; a params or translation error is InvalidParams); a
-//! member of the wrong JSON type is refused; whatever is accepted reads back the same after a
-//! trip through its own output (v1.0 JSON, and v0.3 → v1.0 → v0.3 → v1.0).
+//! echoed or `null` as JSON-RPC requires; a params error is InvalidParams); a member of the
+//! wrong JSON type is refused; accepted params read back the same after a trip through their
+//! own output.
 //!
 //! CI runs a thousand cases per target (seconds in all); `FUZZ_CASES=100000 cargo test
-//! --release -p a2a-core --test fuzz` runs a long session (see the README).
+//! --release -p a2a-core --test 'fuzz_*'` runs a long session of both fuzz suites (see the
+//! README).
 
-#[path = "support/mutate.rs"]
-mod mutate;
-#[path = "support/strategies.rs"]
-mod strategies;
+mod support;
 
 use a2a_core::jsonrpc::{Id, RawRequest};
-use a2a_core::v03::{self, Params};
+use a2a_core::v03;
 use a2a_core::*;
-use mutate::*;
 use proptest::option;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
@@ -29,84 +25,12 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::fmt::Debug;
-use std::time::{Duration, Instant};
-use strategies::*;
-
-/// The CI default: cases per target.
-const CI_CASES: u32 = 1000;
-
-/// The longest one case may take (debug build, shared machine): far more than any input here
-/// needs, far less than a hang.
-const SLOW: Duration = Duration::from_secs(2);
+use support::fuzz::*;
+use support::mutate::*;
+use support::strategies::*;
 
 // ---------------------------------------------------------------------------------------------
 // Seeds: valid params of each operation, v1.0 and v0.3, and the spec fixtures
-
-fn tenant() -> BoxedStrategy<Option<String>> {
-    option::of(word()).boxed()
-}
-
-fn push_config() -> BoxedStrategy<TaskPushNotificationConfig> {
-    (
-        tenant(),
-        option::of(word()),
-        option::of(word()),
-        word(),
-        option::of(word()),
-        option::of((word(), option::of(word()))),
-    )
-        .prop_map(
-            |(tenant, id, task_id, url, token, auth)| TaskPushNotificationConfig {
-                tenant,
-                id,
-                task_id: task_id.map(TaskId::new),
-                url,
-                token,
-                authentication: auth.map(|(scheme, credentials)| AuthenticationInfo {
-                    scheme,
-                    credentials,
-                }),
-            },
-        )
-        .boxed()
-}
-
-fn send_request(v03: bool) -> BoxedStrategy<SendMessageRequest> {
-    let configuration = (
-        proptest::collection::vec(word(), 0..3),
-        option::of(push_config()),
-        option::of(-3..200i32),
-        any::<bool>(),
-    )
-        .prop_map(|(modes, push, history_length, return_immediately)| {
-            SendMessageConfiguration {
-                accepted_output_modes: modes,
-                task_push_notification_config: push,
-                history_length,
-                return_immediately,
-                if_generation_match: None,
-            }
-        });
-    (
-        tenant(),
-        message(v03),
-        option::of(configuration),
-        metadata(),
-    )
-        .prop_map(
-            |(tenant, message, configuration, metadata)| SendMessageRequest {
-                tenant,
-                message,
-                configuration,
-                metadata,
-            },
-        )
-        .boxed()
-}
-
-fn to_json(v: impl Serialize) -> Value {
-    serde_json::to_value(v).expect("the model serializes")
-}
 
 /// Valid v1.0 params of `method`, as JSON.
 fn v1_params(method: Method) -> BoxedStrategy<Value> {
@@ -269,36 +193,6 @@ fn rpc_body() -> BoxedStrategy<(String, Vec<u8>)> {
 // ---------------------------------------------------------------------------------------------
 // Checks
 
-/// An InvalidParams error that says what is wrong.
-fn check_invalid_params(e: &Error, input: &str) -> Result<(), TestCaseError> {
-    prop_assert_eq!(e.code, -32602, "{} for {}", e, input);
-    prop_assert!(e.is(ErrorKind::InvalidParams), "{e} for {input}");
-    prop_assert!(!e.message.is_empty());
-    Ok(())
-}
-
-/// Serializes and parses back: the same value.
-fn check_v1_stable<T: Serialize + DeserializeOwned + PartialEq + Debug>(
-    value: &T,
-) -> Result<(), TestCaseError> {
-    let text = serde_json::to_string(value).expect("serializes");
-    let back: T = match serde_json::from_str(&text) {
-        Ok(back) => back,
-        // An open finding: free-form values (metadata, data parts) may be nested up to
-        // serde_json's limit of 128 levels, and a value read at one depth can be written one or
-        // two levels deeper (a task inside `{"task": …}`, a message in a task's history), where
-        // it no longer parses. See the README's fuzzing section.
-        Err(e) if e.to_string().contains("recursion limit exceeded") => return Ok(()),
-        Err(e) => {
-            return Err(TestCaseError::fail(format!(
-                "own output does not parse: {e}\n{text}"
-            )));
-        }
-    };
-    prop_assert_eq!(&back, value, "after a trip through {}", text);
-    Ok(())
-}
-
 /// Typed params of a v1.0 method: an InvalidParams error, or params that validate (or fail
 /// validation with InvalidParams) and read back the same.
 fn check_params<P>(req: &RawRequest) -> Result<(), TestCaseError>
@@ -338,54 +232,6 @@ fn check_v1_method(m: Method, req: &RawRequest) -> Result<(), TestCaseError> {
             check_params::<DeleteTaskPushNotificationConfigRequest>(req)
         }
         _ => check_params::<GetExtendedAgentCardRequest>(req),
-    }
-}
-
-fn validate_params(p: &Params) -> Result<(), Error> {
-    match p {
-        Params::SendMessage(p) => p.validate(),
-        Params::GetTask(p) => p.validate(),
-        Params::ListTasks(p) => p.validate(),
-        Params::CancelTask(p) => p.validate(),
-        Params::SubscribeToTask(p) => p.validate(),
-        Params::CreatePushConfig(p) => p.validate(),
-        Params::GetPushConfig(p) => p.validate(),
-        Params::ListPushConfigs(p) => p.validate(),
-        Params::DeletePushConfig(p) => p.validate(),
-        Params::GetExtendedAgentCard(p) => p.validate(),
-        _ => Ok(()),
-    }
-}
-
-/// v0.3 params: InvalidParams, or v1.0 params that validate (or fail with InvalidParams); a
-/// send request reads back the same after v1.0 → v0.3 → v1.0.
-fn check_v03_method(m: Method, params: &Value) -> Result<(), TestCaseError> {
-    let input = params.to_string();
-    match v03::decode_params(m, params) {
-        Err(e) => check_invalid_params(&e, &input),
-        Ok(p) => {
-            if let Err(e) = validate_params(&p) {
-                check_invalid_params(&e, &input)?;
-            }
-            if let Params::SendMessage(mut send) = p {
-                let again = v03::decode_params(m, &v03::encode_send_params(&send));
-                let Ok(Params::SendMessage(mut again)) = again else {
-                    return Err(TestCaseError::fail(format!(
-                        "own v0.3 output does not read back: {again:?} from {input}"
-                    )));
-                };
-                // v0.3 always sends a configuration (`blocking`); unset reads as the default.
-                send.configuration.get_or_insert_with(Default::default);
-                again.configuration.get_or_insert_with(Default::default);
-                prop_assert_eq!(
-                    without_v03_limits(to_json(&again)),
-                    without_v03_limits(to_json(&send)),
-                    "v1 → v0.3 → v1 of {}",
-                    input
-                );
-            }
-            Ok(())
-        }
     }
 }
 
@@ -443,242 +289,6 @@ fn check_rpc_body(body: &[u8]) -> Result<(), TestCaseError> {
         }
     }
     Ok(())
-}
-
-/// Runs `check` and fails if it took longer than [`SLOW`].
-fn timed(check: impl FnOnce() -> Result<(), TestCaseError>) -> Result<(), TestCaseError> {
-    let start = Instant::now();
-    check()?;
-    let took = start.elapsed();
-    prop_assert!(took < SLOW, "one input took {:?}", took);
-    Ok(())
-}
-
-// ---------------------------------------------------------------------------------------------
-// v0.3 translation
-
-/// A v0.3 value of some kind the translation reads.
-fn v03_seed() -> BoxedStrategy<Value> {
-    prop_oneof![
-        part(true).prop_map(|p| v03::encode_part(&p)),
-        message(true).prop_map(|m| v03::encode_message(&m)),
-        task(true).prop_map(|t| v03::encode_task(&t)),
-        stream_response(true).prop_map(|e| v03::encode_stream_event(&e)),
-        agent_card(true).prop_map(|c| v03::encode_card(&c)),
-        (push_config(), word()).prop_map(|(mut c, t)| {
-            c.task_id = Some(TaskId::new(t));
-            v03::encode_push_config(&c)
-        }),
-        spec_fixture(),
-    ]
-    .boxed()
-}
-
-/// What v0.3 cannot carry, removed from v1.0 JSON: the empty metadata object of a non-object
-/// data part (v0.3 wraps the data and flags it in the metadata, so the empty object and none
-/// look the same).
-fn without_v03_limits(mut v: Value) -> Value {
-    fn walk(v: &mut Value) {
-        match v {
-            Value::Object(o) => {
-                let wrapped = o.get("data").is_some_and(|d| !d.is_object());
-                if wrapped && o.get("metadata").is_some_and(|m| m == &json!({})) {
-                    o.remove("metadata");
-                }
-                o.values_mut().for_each(walk);
-            }
-            Value::Array(items) => items.iter_mut().for_each(walk),
-            _ => {}
-        }
-    }
-    walk(&mut v);
-    v
-}
-
-/// How a decoder's accepted output must survive its encoder.
-#[derive(Clone, Copy, PartialEq)]
-enum Trip {
-    /// v0.3 → v1.0 → v0.3 → v1.0 gives the same value (up to what v0.3 cannot carry).
-    Same,
-    /// The v0.3 output is a fixed point: encoding what it decodes to gives it again. (A card
-    /// read from a hybrid or v1.0 card loses its 1.0 interfaces on the way to v0.3.)
-    FixedPoint,
-}
-
-/// A decoder's result: InvalidParams, or a value that survives its encoder and v1.0 JSON.
-fn check_decoded<T: Serialize + DeserializeOwned + PartialEq + Debug>(
-    what: &str,
-    decoded: Result<T, Error>,
-    input: &Value,
-    trip: Trip,
-    encode: impl Fn(&T) -> Value,
-    decode: impl Fn(&Value) -> Result<T, Error>,
-) -> Result<(), TestCaseError> {
-    let x = match decoded {
-        Err(e) => return check_invalid_params(&e, &input.to_string()),
-        Ok(x) => x,
-    };
-    check_v1_stable(&x)?;
-    let old = encode(&x);
-    let again = decode(&old).map_err(|e| {
-        TestCaseError::fail(format!(
-            "{what}: own v0.3 output {old} does not read back: {e} (input {input})"
-        ))
-    })?;
-    match trip {
-        Trip::Same => prop_assert_eq!(
-            without_v03_limits(to_json(&again)),
-            without_v03_limits(to_json(&x)),
-            "{}: v0.3 → v1 → v0.3 {} → v1 of {}",
-            what,
-            old,
-            input
-        ),
-        Trip::FixedPoint => prop_assert_eq!(
-            encode(&again),
-            old,
-            "{}: v0.3 output is not a fixed point, from {}",
-            what,
-            input
-        ),
-    }
-    Ok(())
-}
-
-fn check_v03_value(v: &Value) -> Result<(), TestCaseError> {
-    check_decoded(
-        "part",
-        v03::decode_part(v, "p"),
-        v,
-        Trip::Same,
-        v03::encode_part,
-        |v| v03::decode_part(v, "p"),
-    )?;
-    let message = v03::decode_message(v, "m");
-    if let Ok(m) = &message
-        && let Err(e) = m.validate()
-    {
-        check_invalid_params(&e, &v.to_string())?;
-    }
-    check_decoded(
-        "message",
-        message,
-        v,
-        Trip::Same,
-        v03::encode_message,
-        |v| v03::decode_message(v, "m"),
-    )?;
-    check_decoded(
-        "artifact",
-        v03::decode_artifact(v, "a"),
-        v,
-        Trip::Same,
-        v03::encode_artifact,
-        |v| v03::decode_artifact(v, "a"),
-    )?;
-    check_decoded(
-        "status",
-        v03::decode_status(v, "s"),
-        v,
-        Trip::Same,
-        v03::encode_status,
-        |v| v03::decode_status(v, "s"),
-    )?;
-    check_decoded(
-        "task",
-        v03::decode_task(v, "t"),
-        v,
-        Trip::Same,
-        v03::encode_task,
-        |v| v03::decode_task(v, "t"),
-    )?;
-    check_decoded(
-        "event",
-        v03::decode_stream_event(v),
-        v,
-        Trip::Same,
-        v03::encode_stream_event,
-        v03::decode_stream_event,
-    )?;
-    check_decoded(
-        "send response",
-        v03::decode_send_response(v),
-        v,
-        Trip::Same,
-        v03::encode_send_response,
-        v03::decode_send_response,
-    )?;
-    check_decoded(
-        "push config",
-        v03::decode_push_config(v, "c"),
-        v,
-        Trip::Same,
-        v03::encode_push_config,
-        |v| v03::decode_push_config(v, "c"),
-    )?;
-    if let Err(e) = v03::decode_inner_push_config(v, "c") {
-        check_invalid_params(&e, &v.to_string())?;
-    }
-    check_decoded(
-        "card",
-        v03::decode_card(v),
-        v,
-        Trip::FixedPoint,
-        v03::encode_card,
-        v03::decode_card,
-    )?;
-    // Every method's params, too (params are objects, as most of these seeds are).
-    for m in Method::ALL {
-        if m.v03_name().is_some() {
-            check_v03_method(m, v)?;
-        }
-    }
-    Ok(())
-}
-
-/// A v1.0 value the server sends to v0.3 clients, read from damaged v1.0 JSON: if accepted, its
-/// v0.3 form is written without panicking, and reads back (or fails with InvalidParams).
-fn check_v1_to_v03(bytes: &[u8]) -> Result<(), TestCaseError> {
-    let input = String::from_utf8_lossy(bytes).into_owned();
-    let back = |r: Result<(), Error>| match r {
-        Ok(()) => Ok(()),
-        Err(e) => check_invalid_params(&e, &input),
-    };
-    if let Ok(e) = serde_json::from_slice::<StreamResponse>(bytes) {
-        check_v1_stable(&e)?;
-        back(v03::decode_stream_event(&v03::encode_stream_event(&e)).map(drop))?;
-    }
-    if let Ok(t) = serde_json::from_slice::<Task>(bytes) {
-        check_v1_stable(&t)?;
-        back(v03::decode_task(&v03::encode_task(&t), "t").map(drop))?;
-    }
-    if let Ok(m) = serde_json::from_slice::<Message>(bytes) {
-        check_v1_stable(&m)?;
-        let old = v03::decode_message(&v03::encode_message(&m), "m");
-        // A message that passes validation always has a v0.3 form.
-        if m.validate().is_ok() {
-            prop_assert!(old.is_ok(), "valid {:?} has no v0.3 form: {:?}", m, old);
-        }
-        back(old.map(drop))?;
-    }
-    if let Ok(c) = serde_json::from_slice::<AgentCard>(bytes) {
-        check_v1_stable(&c)?;
-        back(v03::decode_card(&v03::encode_card(&c)).map(drop))?;
-        back(v03::decode_card(&v03::hybrid_card(&c)).map(drop))?;
-    }
-    Ok(())
-}
-
-/// A v1.0 value of a kind the server translates for v0.3 clients.
-fn v1_seed() -> BoxedStrategy<Value> {
-    prop_oneof![
-        message(false).prop_map(to_json),
-        task(false).prop_map(to_json),
-        stream_response(false).prop_map(to_json),
-        agent_card(false).prop_map(to_json),
-        spec_fixture(),
-    ]
-    .boxed()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -810,22 +420,5 @@ proptest! {
         pick in any::<usize>(),
     ) {
         check_wrong_type(m, &params, &at, pick)?;
-    }
-
-    /// The v0.3 → v1.0 translation of every kind of value: InvalidParams or a value that
-    /// validates or fails validation cleanly, and survives v1.0 → v0.3 → v1.0 unchanged.
-    #[test]
-    fn fuzz_v03_to_v1(seed in v03_seed(), tree in mutations(), text in text_mutations()) {
-        let bytes = damage(&seed, &tree, &text);
-        if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
-            timed(|| check_v03_value(&v))?;
-        }
-    }
-
-    /// Whatever v1.0 value is accepted has a v0.3 form that reads back.
-    #[test]
-    fn fuzz_v1_to_v03(seed in v1_seed(), tree in mutations(), text in text_mutations()) {
-        let bytes = damage(&seed, &tree, &text);
-        timed(|| check_v1_to_v03(&bytes))?;
     }
 }
