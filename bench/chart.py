@@ -35,6 +35,7 @@ SERVERS = [
     ("bare-axum", "floor: bare axum handler", "#9e9e9e"),
     ("ours-memory", "ours, in memory", "#2b6cb0"),
     ("ours-embedded", "ours, in memory, embedded in axum::serve", "#63b3ed"),
+    ("ours-memory-before", "ours, in memory, an older build (named in the run's title)", "#805ad5"),
     ("ours-sled", "ours, sled (durable)", "#1a365d"),
     ("ours-fjall", "ours, fjall (durable, opt-in)", "#b83280"),
     ("a2a-server-lf-0.5.3", "official Rust SDK 0.5.3, in memory", "#dd6b20"),
@@ -115,7 +116,9 @@ def scenarios_of(rows):
 
 def title_of(run):
     date = run["date"][:16].replace("T", " ") + " UTC"
-    return f"{date}: {run.get('commit') or 'commit not recorded'}; {run['machine'].split(';')[0]}"
+    title = f"{date}: {run.get('commit') or 'commit not recorded'}; {run['machine'].split(';')[0]}"
+    # A run beside an older build (OURS_BEFORE_BIN) names it in its optional "note".
+    return f"{title}; {run['note']}" if run.get("note") else title
 
 
 class Svg:
