@@ -39,25 +39,8 @@ done
 for n in "$rounds" "$duration" "$fill"; do
   [[ "$n" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "--rounds, --duration and --fill take numbers" >&2; exit 2; }
 done
-command -v taskset >/dev/null || { echo "taskset (util-linux) is required" >&2; exit 1; }
-server_core="${SERVER_CORE:-0}"
-load_core="${LOAD_CORE:-1}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-bin="$CARGO_TARGET_DIR/release"
-echo "== building (release)" >&2
-(cd "$root" && cargo build --release --quiet -p a2a-server -p a2a-bench --features a2a-server/cli)
-peer_bin="${PEER_BIN:-$root/.scratch/a2a-lf-echo/target/release/a2a-lf-echo}"
-
-work="$(mktemp -d "${TMPDIR:-/tmp}/a2a-concurrency.XXXXXX")"
-pid=""
-cleanup() {
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$root/bench/pinned.sh"
+pinned_setup concurrency
 
 # counters PID: minor faults, then voluntary + involuntary context switches of every thread.
 counters() {
@@ -89,20 +72,9 @@ row() {
 
 # bench LABEL COMMAND...: a fresh server, optionally filled, then the alternating rows.
 bench() {
-  local label="$1" url=""; shift
+  local label="$1"; shift
   if [ -n "$only" ] && [[ ",$only," != *",$label,"* ]]; then return 0; fi
-  taskset -c "$server_core" "$@" >"$work/$label.out" 2>"$work/$label.err" &
-  pid=$!
-  for _ in $(seq 200); do
-    url="$(grep -o 'listening on http://[^ ]*' "$work/$label.out" 2>/dev/null | head -1 | sed 's/^listening on //' || true)"
-    [ -n "$url" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if [ -z "$url" ]; then
-    echo "   $label did not start: $(cat "$work/$label.err")" >&2
-    return 0
-  fi
+  pinned_start "$label" "$@" || return 0
   if [ "$fill" != 0 ]; then
     taskset -c "$load_core" "$bin/a2a-bench" run --url "$url" --scenario send -c 64 \
       --duration "$fill" --warmup 0 >/dev/null 2>&1 || echo "   $label: the fill failed" >&2
@@ -111,9 +83,7 @@ bench() {
     row "$label" "$url" 16
     row "$label" "$url" 64
   done
-  kill "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  pid=""
+  pinned_stop
 }
 
 echo "Machine: $("$bin/a2a-bench" machine); load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -39,27 +39,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 [[ "$duration" =~ ^[0-9]+$ && "$clients" =~ ^[0-9]+$ ]] || { echo "--duration and -c take whole numbers" >&2; exit 2; }
-for tool in perf taskset; do
-  command -v "$tool" >/dev/null || { echo "$tool is required" >&2; exit 1; }
-done
-server_core="${SERVER_CORE:-0}"
-load_core="${LOAD_CORE:-1}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-bin="$CARGO_TARGET_DIR/release"
-echo "== building (release)" >&2
-(cd "$root" && cargo build --release --quiet -p a2a-server -p a2a-bench --features a2a-server/cli)
-peer_bin="${PEER_BIN:-$root/.scratch/a2a-lf-echo/target/release/a2a-lf-echo}"
-
-work="$(mktemp -d "${TMPDIR:-/tmp}/a2a-cpusplit.XXXXXX")"
-pid=""
-cleanup() {
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+command -v perf >/dev/null || { echo "perf (Debian's linux-perf) is required" >&2; exit 1; }
+source "$root/bench/pinned.sh"
+pinned_setup cpusplit
 
 # share FILE SORT [FILTER...]: the percentages of `perf report --sort SORT`, as "name percent".
 share() {
@@ -70,23 +52,16 @@ share() {
 
 # bench LABEL COMMAND...: a fresh server, a warm-up row, then the sampled row.
 bench() {
-  local label="$1" url="" out stat cpu reqs
+  local label="$1" out stat cpu reqs
   shift
   if [ -n "$only" ] && [[ ",$only," != *",$label,"* ]]; then return 0; fi
-  taskset -c "$server_core" "$@" >"$work/$label.out" 2>"$work/$label.err" &
-  pid=$!
-  for _ in $(seq 200); do
-    url="$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/$label.out" 2>/dev/null | head -1 || true)"
-    [ -n "$url" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if [ -z "$url" ]; then
-    echo "   $label did not start: $(cat "$work/$label.err")" >&2
+  pinned_start "$label" "$@" || return 0
+  if ! taskset -c "$load_core" "$bin/a2a-bench" run --url "$url" --scenario send -c "$clients" \
+    --duration 2 --warmup 0.5 >"$work/load" 2>&1; then
+    echo "   $label: the warm-up failed: $(tail -3 "$work/load")" >&2
+    pinned_stop
     return 0
   fi
-  taskset -c "$load_core" "$bin/a2a-bench" run --url "$url" --scenario send -c "$clients" \
-    --duration 2 --warmup 0.5 >/dev/null 2>&1
   # The load runs a second longer on each side than the sampled window.
   taskset -c "$load_core" "$bin/a2a-bench" run --url "$url" --scenario send -c "$clients" \
     --duration $((duration + 2)) --warmup 0.5 --server-pid "$pid" >"$work/load" 2>&1 &
@@ -96,9 +71,7 @@ bench() {
     perf record -q -F 4999 -e cpu-clock -p "$pid" -o "$work/$label.data" -- sleep "$duration" \
     >/dev/null 2>&1
   wait "$load" || true
-  kill "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  pid=""
+  pinned_stop
   out="$(grep '^server send' "$work/load" | head -1)"
   cpu="$(grep -o 'server CPU [0-9.]*' <<<"$out" | grep -o '[0-9.]*$')"
   reqs="$(grep -o '[0-9]* req/s' <<<"$out" | grep -o '[0-9]*')"
