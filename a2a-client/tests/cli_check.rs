@@ -75,19 +75,7 @@ async fn check_exits_1_when_it_cannot_check_and_2_on_a_bad_group() {
 
 #[tokio::test]
 async fn card_verify_says_which_key_signed_and_exits_1_when_none_it_trusts_did() {
-    use p256::pkcs8::{EncodePrivateKey as _, EncodePublicKey as _};
-    let secret = p256::SecretKey::random(&mut rand::rngs::OsRng);
-    let pem = secret
-        .to_pkcs8_pem(Default::default())
-        .expect("PEM")
-        .to_string();
-    let key = a2a_core::signing::CardSigningKey::from_pem(&pem).expect("a key");
-    let kid = key.kid().to_owned();
-    let server = TestServer::start(a2a_server::demo::DemoAgent, move |b| {
-        b.agent_card(a2a_server::demo::DemoAgent::card())
-            .card_signing_key(key)
-    })
-    .await;
+    let (server, kid, public_pem) = common::signed_demo_server().await;
     let jwks = format!("{}/.well-known/jwks.json", server.url);
 
     // Trusting the agent's JWK set, or its public key in a PEM file.
@@ -101,27 +89,13 @@ async fn card_verify_says_which_key_signed_and_exits_1_when_none_it_trusts_did()
     assert!(run.stdout.contains("a2a-rust demo agent"), "{}", run.stdout);
     let dir = tempfile::tempdir().expect("a temp dir");
     let public = dir.path().join("agent.pub.pem");
-    std::fs::write(
-        &public,
-        secret
-            .public_key()
-            .to_public_key_pem(Default::default())
-            .expect("PEM"),
-    )
-    .expect("write");
+    std::fs::write(&public, public_pem).expect("write");
     let run = a2a(&["card", &server.url, "--key", public.to_str().expect("path")]).await;
     run.expect_code(0);
 
     // Trusting another key: exit 1, saying why.
     let other = dir.path().join("other.pub.pem");
-    std::fs::write(
-        &other,
-        p256::SecretKey::random(&mut rand::rngs::OsRng)
-            .public_key()
-            .to_public_key_pem(Default::default())
-            .expect("PEM"),
-    )
-    .expect("write");
+    std::fs::write(&other, common::unrelated_public_pem()).expect("write");
     let run = a2a(&["card", &server.url, "--key", other.to_str().expect("path")]).await;
     run.expect_code(1);
     assert!(run.stderr.contains("is not trusted"), "{}", run.stderr);

@@ -252,21 +252,9 @@ fn as_plain_headers_with_the_key_where_the_card_says() {
 
 #[tokio::test]
 async fn keys_to_trust_from_a_jwks_url_pem_and_jwk_set_text() {
-    use p256::pkcs8::{EncodePrivateKey as _, EncodePublicKey as _};
     let key = |kid: &str| {
-        let secret = p256::SecretKey::random(&mut rand::rngs::OsRng);
-        let pem = secret
-            .to_pkcs8_pem(Default::default())
-            .expect("PEM")
-            .to_string();
-        let public = secret
-            .public_key()
-            .to_public_key_pem(Default::default())
-            .expect("public PEM");
-        let signing = a2a_core::signing::CardSigningKey::from_pem(&pem)
-            .expect("a key")
-            .with_kid(kid);
-        (signing, public)
+        let (signing, public) = common::signing_key();
+        (signing.with_kid(kid), public)
     };
     let (served, _) = key("served");
     let (pasted, _) = key("pasted");

@@ -475,19 +475,7 @@ async fn an_agent_that_hangs_mid_stream_is_told_on_the_page() {
 
 #[tokio::test]
 async fn signatures_are_verified_against_the_keys_the_user_gives() {
-    use p256::pkcs8::{EncodePrivateKey as _, EncodePublicKey as _};
-    let secret = p256::SecretKey::random(&mut rand::rngs::OsRng);
-    let pem = secret
-        .to_pkcs8_pem(Default::default())
-        .expect("PEM")
-        .to_string();
-    let key = a2a_core::signing::CardSigningKey::from_pem(&pem).expect("a key");
-    let kid = key.kid().to_owned();
-    let server = TestServer::start(a2a_server::demo::DemoAgent, move |b| {
-        b.agent_card(a2a_server::demo::DemoAgent::card())
-            .card_signing_key(key)
-    })
-    .await;
+    let (server, kid, public) = common::signed_demo_server().await;
     let page = Page::open().await;
 
     // Not checked until the user gives keys; never against keys the card names itself.
@@ -503,19 +491,12 @@ async fn signatures_are_verified_against_the_keys_the_user_gives() {
     assert_eq!(signature["kid"], kid.as_str());
     assert_eq!(signature["algorithm"], "ES256");
 
-    let public = secret
-        .public_key()
-        .to_public_key_pem(Default::default())
-        .expect("PEM");
     let answer = page
         .ok("connect", json!({ "url": server.url, "keys": [public] }))
         .await;
     assert_eq!(answer["signature"]["verified"], true, "{answer}");
 
-    let other = p256::SecretKey::random(&mut rand::rngs::OsRng)
-        .public_key()
-        .to_public_key_pem(Default::default())
-        .expect("PEM");
+    let other = common::unrelated_public_pem();
     let answer = page
         .ok("connect", json!({ "url": server.url, "keys": [other] }))
         .await;

@@ -451,3 +451,41 @@ pub(crate) fn assert_no_colors(text: &str) {
         "terminal escape codes in output that is not a terminal: {text:?}"
     );
 }
+
+/// A fresh P-256 card signing key and its public key as a PEM (what a user trusts to verify
+/// what it signs).
+pub(crate) fn signing_key() -> (a2a_core::signing::CardSigningKey, String) {
+    use p256::pkcs8::{EncodePrivateKey as _, EncodePublicKey as _};
+    let secret = p256::SecretKey::random(&mut rand::rngs::OsRng);
+    let pem = secret
+        .to_pkcs8_pem(Default::default())
+        .expect("PEM")
+        .to_string();
+    let public = secret
+        .public_key()
+        .to_public_key_pem(Default::default())
+        .expect("public PEM");
+    let key = a2a_core::signing::CardSigningKey::from_pem(&pem).expect("a key");
+    (key, public)
+}
+
+/// The demo agent serving a card signed with a fresh key ([`signing_key`]): the server, the
+/// key's `kid`, and its public key as a PEM.
+pub(crate) async fn signed_demo_server() -> (TestServer, String, String) {
+    let (key, public) = signing_key();
+    let kid = key.kid().to_owned();
+    let server = TestServer::start(DemoAgent, move |b| {
+        b.agent_card(DemoAgent::card()).card_signing_key(key)
+    })
+    .await;
+    (server, kid, public)
+}
+
+/// The public key (PEM) of a fresh P-256 key that signed nothing.
+pub(crate) fn unrelated_public_pem() -> String {
+    use p256::pkcs8::EncodePublicKey as _;
+    p256::SecretKey::random(&mut rand::rngs::OsRng)
+        .public_key()
+        .to_public_key_pem(Default::default())
+        .expect("PEM")
+}
