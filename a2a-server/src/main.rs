@@ -284,7 +284,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| format!("--push-allow {rule}: {e}"))?;
     }
     // Bind first, so that `--listen 127.0.0.1:0` advertises the port it actually got.
-    let listener = tokio::net::TcpListener::bind(args.listen)
+    let listener = a2a_server::serve::bind(args.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let local = listener.local_addr()?;
@@ -334,7 +334,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let grpc_local = match args.grpc_listen {
         Some(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr)
+            let listener = a2a_server::serve::bind(addr)
                 .await
                 .map_err(|e| format!("cannot listen for gRPC on {addr}: {e}"))?;
             let local = listener.local_addr()?;

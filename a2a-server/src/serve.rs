@@ -25,7 +25,7 @@
 //!     .route("/health", axum::routing::get(|| async { "ok" }))
 //!     .merge(server.into_router())
 //!     .layer(protections.layer()); // outermost: it must see every request
-//! let tcp = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! let tcp = a2a_server::serve::bind("127.0.0.1:8080").await?; // a backlog of 1,024
 //! axum::serve(
 //!     protections.listener(tcp),
 //!     app.into_make_service_with_connect_info::<Connection>(),
@@ -91,6 +91,7 @@
 //! beyond what the output caps count. The limits, their defaults and flags:
 //! `docs/server-limits.md`.
 
+mod bind;
 mod conn;
 mod layer;
 mod listener;
@@ -101,6 +102,7 @@ pub(crate) use output::AnswerSize;
 pub use output::{default_max_output, default_max_output_per_connection};
 
 pub use crate::server::ServerHandle;
+pub use bind::{LISTEN_BACKLOG, bind};
 pub use layer::{TrackRequests, TrackRequestsLayer, TrackedFuture};
 pub use listener::{Connection, ProtectedListener, ProtectedStream};
 pub(crate) use run::run;

@@ -85,7 +85,8 @@ pub(crate) struct AppState {
 ///     .public_url("http://127.0.0.1:8080")
 ///     .build()?;
 /// let handle = server.handle();
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// // tokio's own `TcpListener::bind` works too; this one queues 1,024 connections, not 128.
+/// let listener = a2a_server::serve::bind("127.0.0.1:8080").await?;
 /// server
 ///     .serve_with_shutdown(listener, async {
 ///         let _ = tokio::signal::ctrl_c().await;
@@ -113,7 +114,7 @@ pub(crate) struct AppState {
 /// let protections = server.protections();
 /// tokio::spawn(server.upkeep());
 /// let app = server.into_router().layer(protections.layer());
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// let listener = a2a_server::serve::bind("127.0.0.1:8080").await?;
 /// axum::serve(
 ///     protections.listener(listener),
 ///     app.into_make_service_with_connect_info::<Connection>(),

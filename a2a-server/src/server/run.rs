@@ -68,7 +68,7 @@ impl Server {
     ///     let _ = tokio::signal::ctrl_c().await;
     ///     stop.shutdown(); // stops the server
     /// });
-    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    /// let listener = a2a_server::serve::bind("127.0.0.1:8080").await?; // see its docs
     /// server.serve(listener).await?;
     /// handle.flush().await?; // everything stored is durable
     /// # Ok(()) }
