@@ -6,7 +6,7 @@
 mod served;
 
 use serde_json::Value;
-use served::message;
+use served::{get_json, message};
 #[cfg(feature = "cli")]
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -75,14 +75,7 @@ async fn a_crash_before_a_tasks_first_write_lets_the_retried_send_run_afresh() {
         retry["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{retry}"
     );
-    let listed: Value = http
-        .get(format!("{url}/tasks"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = get_json(&http, &format!("{url}/tasks")).await;
     assert_eq!(
         listed["tasks"].as_array().map(Vec::len),
         Some(1),
@@ -141,14 +134,7 @@ async fn crash_between_write_and_reveal(store: &str) {
         "{retry}"
     );
     // Once: the task the first send wrote, the only one; its log is that run's, gap-free.
-    let listed: Value = http
-        .get(format!("{url}/tasks"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = get_json(&http, &format!("{url}/tasks")).await;
     let ids: Vec<&str> = listed["tasks"]
         .as_array()
         .expect("a listing")
@@ -250,14 +236,7 @@ async fn kill_and_check(kill_after: Duration, store: &str) {
 
     // Every acknowledged task exists, completed, with its artifact.
     for id in &acked {
-        let t: Value = http
-            .get(format!("{url}/tasks/{id}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let t: Value = get_json(&http, &format!("{url}/tasks/{id}")).await;
         assert_eq!(t["id"], id.as_str(), "acknowledged task {id} survived: {t}");
         assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED");
         assert!(
@@ -272,14 +251,11 @@ async fn kill_and_check(kill_after: Duration, store: &str) {
     let mut all = Vec::new();
     let mut token = String::new();
     loop {
-        let page: Value = http
-            .get(format!("{url}/tasks?pageSize=100&pageToken={token}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let page: Value = get_json(
+            &http,
+            &format!("{url}/tasks?pageSize=100&pageToken={token}"),
+        )
+        .await;
         all.extend(
             page["tasks"]
                 .as_array()

@@ -64,6 +64,11 @@ pub async fn rpc(url: &str, token: Option<&str>, method: &str, params: Value) ->
     req.send().await.unwrap().json().await.unwrap()
 }
 
+/// A GET of `url` decoded as JSON (whatever its status).
+pub async fn get_json(http: &reqwest::Client, url: &str) -> Value {
+    http.get(url).send().await.unwrap().json().await.unwrap()
+}
+
 /// The HTTP+JSON body of a send: a user message `text` with the id `id`.
 pub fn message(id: &str, text: &str) -> Value {
     json!({"message": {"messageId": id, "role": "ROLE_USER", "parts": [{"text": text}]}})
